@@ -1,0 +1,35 @@
+# Two entry points: `make demo` (the main job) and `make test`. Both create .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint format bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/snakemake -c all
+	@echo "plan written to reports/example/plan.md and reports/example/plan.html"
+
+lint: $(STAMP)
+	$(BIN)/ruff check kerneltrace scripts tests bench
+	$(BIN)/snakefmt --check Snakefile workflow
+	$(BIN)/snakemake --lint
+
+test: lint
+	$(BIN)/python -m pytest -q
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix kerneltrace scripts tests bench
+	$(BIN)/snakefmt Snakefile workflow
+
+bench: $(STAMP)
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf results reports/example .snakemake

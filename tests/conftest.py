@@ -1,0 +1,32 @@
+"""Shared pytest fixtures: where the real captures live, and the repository root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED = REPO_ROOT.parent / "shared"
+CAPTURES = SHARED / "captures"
+
+
+def all_shared_dispatch_dirs() -> list[Path]:
+    """Every decoded ATT dispatch dir (v3 `ui_output_agent_*` and legacy `*_ui`) under ../shared."""
+    if not CAPTURES.is_dir():
+        return []
+    found = {p.parent for p in CAPTURES.rglob("code.json")}
+    return sorted(found)
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def captures() -> Path:
+    """Root of the real captures; skips the test when ../shared is absent."""
+    if not CAPTURES.is_dir():
+        pytest.skip("../shared/captures not present")
+    return CAPTURES
