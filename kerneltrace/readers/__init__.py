@@ -1,0 +1,1 @@
+"""Readers: one module per input format; they return dataclasses and raise InputError."""

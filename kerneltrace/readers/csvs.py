@@ -1,0 +1,227 @@
+"""rocprofv3 CSV readers (kernel_trace, agent_info, kernel_stats), columns resolved by header name."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from kerneltrace.errors import InputError
+
+
+@dataclass(frozen=True)
+class DispatchMeta:
+    """One kernel_trace.csv row: what the runtime says about a dispatch (None = column absent)."""
+
+    kernel_name: str
+    dispatch_id: int | None
+    kernel_id: int | None
+    agent: str | None                # raw Agent_Id ("Agent 8" or a bare number)
+    vgpr_count: int | None           # as reported (half the real value on gfx950, see docs)
+    accum_vgpr_count: int | None     # 0 on gfx950 even for AGPR users
+    sgpr_count: int | None
+    lds_bytes: int | None            # LDS_Block_Size, or Group_Segment_Size on old headers
+    scratch_bytes: int | None        # Scratch_Size, or Private_Segment_Size
+    workgroup_size: tuple[int, int, int] | None
+    grid_size: tuple[int, int, int] | None   # work-items, not workgroups
+    start_ns: int | None
+    end_ns: int | None
+    source: str                      # CSV path the row came from
+
+    @property
+    def workgroup_items(self) -> int | None:
+        if self.workgroup_size is None:
+            return None
+        x, y, z = self.workgroup_size
+        return max(1, x) * max(1, y) * max(1, z)
+
+    @property
+    def duration_ns(self) -> int | None:
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        return self.end_ns - self.start_ns
+
+    @property
+    def agent_number(self) -> int | None:
+        """N of "Agent N" (or the bare integer); matches agent_info Logical_Node_Id."""
+        if not self.agent:
+            return None
+        token = self.agent.split()[-1]
+        return int(token) if token.isdigit() else None
+
+    def to_dict(self) -> dict:
+        return {
+            "kernel_name": self.kernel_name,
+            "dispatch_id": self.dispatch_id,
+            "kernel_id": self.kernel_id,
+            "agent": self.agent,
+            "vgpr_count": self.vgpr_count,
+            "accum_vgpr_count": self.accum_vgpr_count,
+            "sgpr_count": self.sgpr_count,
+            "lds_bytes": self.lds_bytes,
+            "scratch_bytes": self.scratch_bytes,
+            "workgroup_size": list(self.workgroup_size) if self.workgroup_size else None,
+            "grid_size": list(self.grid_size) if self.grid_size else None,
+            "duration_ns": self.duration_ns,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """One agent_info.csv row (GPU or CPU)."""
+
+    logical_node_id: int | None
+    agent_type: str                  # "GPU" | "CPU"
+    name: str                        # gfx target for GPUs, e.g. "gfx950"
+    gfx_target_version: int | None
+    product_name: str
+    cu_count: int | None
+    simd_per_cu: int | None
+    max_waves_per_simd: int | None
+    wave_front_size: int | None
+    lds_size_kb: int | None
+    max_engine_clock_mhz: int | None
+    source: str
+
+
+@dataclass(frozen=True)
+class KernelStat:
+    """One kernel_stats.csv row."""
+
+    name: str
+    calls: int | None
+    total_duration_ns: int | None
+    average_ns: float | None
+    percentage: float | None
+
+
+def _read_rows(path: Path, required: tuple[str, ...], what: str) -> list[dict[str, str]]:
+    """Read a CSV into dicts keyed by header name; demand the required columns."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{what} not found", str(path), "check the path") from None
+    except OSError as err:
+        raise InputError(f"cannot read {what}: {err.strerror}", str(path), "check permissions") from None
+    text = raw.decode("utf-8", errors="replace")
+    reader = csv.DictReader(text.splitlines())
+    header = reader.fieldnames or []
+    missing = [name for name in required if name not in header]
+    if missing:
+        raise InputError(
+            f"not a rocprofv3 {what}: missing column(s) {', '.join(missing)}",
+            str(path),
+            f"pass the {what} written by rocprofv3 (-f csv)",
+        )
+    try:
+        return list(reader)
+    except csv.Error as err:
+        raise InputError(f"malformed CSV: {err}", str(path), f"regenerate the {what}") from None
+
+
+def _int(value: str | None) -> int | None:
+    """Parse an integer cell; '' or a non-number is unknown (None), never 0."""
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return int(number) if number == number else None
+
+
+def _float(value: str | None) -> float | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _first(row: dict[str, str], *names: str) -> str | None:
+    for name in names:
+        if name in row and row[name] not in (None, ""):
+            return row[name]
+    return None
+
+
+def _triple(row: dict[str, str], prefix: str) -> tuple[int, int, int] | None:
+    values = [_int(row.get(f"{prefix}_{axis}")) for axis in "XYZ"]
+    if values[0] is None:
+        return None
+    return (values[0], values[1] or 1, values[2] or 1)
+
+
+def read_kernel_trace(path: Path) -> list[DispatchMeta]:
+    """All dispatch rows of a *kernel_trace.csv (ROCm 6.2 … 7.x headers, rocpd-convert Guid column)."""
+    rows = _read_rows(Path(path), ("Kernel_Name",), "kernel_trace CSV")
+    result = []
+    for row in rows:
+        result.append(
+            DispatchMeta(
+                kernel_name=row.get("Kernel_Name") or "",
+                dispatch_id=_int(row.get("Dispatch_Id")),
+                kernel_id=_int(row.get("Kernel_Id")),
+                agent=(row.get("Agent_Id") or None),
+                vgpr_count=_int(row.get("VGPR_Count")),
+                accum_vgpr_count=_int(row.get("Accum_VGPR_Count")),
+                sgpr_count=_int(row.get("SGPR_Count")),
+                lds_bytes=_int(_first(row, "LDS_Block_Size", "Group_Segment_Size")),
+                scratch_bytes=_int(_first(row, "Scratch_Size", "Private_Segment_Size")),
+                workgroup_size=_triple(row, "Workgroup_Size"),
+                grid_size=_triple(row, "Grid_Size"),
+                start_ns=_int(row.get("Start_Timestamp")),
+                end_ns=_int(row.get("End_Timestamp")),
+                source=str(path),
+            )
+        )
+    return result
+
+
+def read_agent_info(path: Path) -> list[AgentInfo]:
+    """All agents of an *agent_info.csv (CPU rows included; filter on agent_type)."""
+    rows = _read_rows(Path(path), ("Agent_Type", "Name"), "agent_info CSV")
+    return [
+        AgentInfo(
+            logical_node_id=_int(row.get("Logical_Node_Id")),
+            agent_type=(row.get("Agent_Type") or "").strip().upper(),
+            name=(row.get("Name") or "").strip(),
+            gfx_target_version=_int(row.get("Gfx_Target_Version")),
+            product_name=(row.get("Product_Name") or "").strip(),
+            cu_count=_int(row.get("Cu_Count")),
+            simd_per_cu=_int(row.get("Simd_Per_Cu")),
+            max_waves_per_simd=_int(row.get("Max_Waves_Per_Simd")),
+            wave_front_size=_int(row.get("Wave_Front_Size")),
+            lds_size_kb=_int(row.get("Lds_Size_In_Kb")),
+            max_engine_clock_mhz=_int(row.get("Max_Engine_Clk_Fcompute")),
+            source=str(path),
+        )
+        for row in rows
+    ]
+
+
+def read_kernel_stats(path: Path) -> list[KernelStat]:
+    """Rows of a *kernel_stats.csv (sorted by total duration by rocprofv3)."""
+    rows = _read_rows(Path(path), ("Name",), "kernel_stats CSV")
+    return [
+        KernelStat(
+            name=row.get("Name") or "",
+            calls=_int(row.get("Calls")),
+            total_duration_ns=_int(row.get("TotalDurationNs")),
+            average_ns=_float(row.get("AverageNs")),
+            percentage=_float(row.get("Percentage")),
+        )
+        for row in rows
+    ]
+
+
+def gpu_agents(agents: list[AgentInfo]) -> list[AgentInfo]:
+    return [agent for agent in agents if agent.agent_type == "GPU"]
