@@ -1,0 +1,1 @@
+"""Architecture knowledge: the arch table, arch detection and per-dispatch resource metadata."""

@@ -1,0 +1,1 @@
+"""ISA knowledge: instruction classification, register usage and MFMA latency tables."""
