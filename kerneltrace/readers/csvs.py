@@ -6,12 +6,13 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from kerneltrace.arch.dispatch_meta import DispatchMeta
 from kerneltrace.errors import InputError
 
 
 @dataclass(frozen=True)
-class DispatchMeta:
-    """One kernel_trace.csv row: what the runtime says about a dispatch (None = column absent)."""
+class KernelTraceRow:
+    """One kernel_trace.csv row as written (None = column absent); .meta() feeds occupancy."""
 
     kernel_name: str
     dispatch_id: int | None
@@ -48,6 +49,26 @@ class DispatchMeta:
             return None
         token = self.agent.split()[-1]
         return int(token) if token.isdigit() else None
+
+    def meta(self) -> DispatchMeta:
+        """The occupancy model's view of this row (workgroup/grid as x*y*z products)."""
+        grid = None
+        if self.grid_size is not None:
+            x, y, z = self.grid_size
+            grid = max(1, x) * max(1, y) * max(1, z)
+        return DispatchMeta(
+            kernel_name=self.kernel_name,
+            dispatch_id=self.dispatch_id,
+            vgpr_count=self.vgpr_count,
+            accum_vgpr_count=self.accum_vgpr_count,
+            sgpr_count=self.sgpr_count,
+            lds_bytes=self.lds_bytes,
+            scratch_bytes=self.scratch_bytes,
+            workgroup_size=self.workgroup_items,
+            grid_size=grid,
+            start_ns=self.start_ns,
+            end_ns=self.end_ns,
+        )
 
     def to_dict(self) -> dict:
         return {
@@ -160,13 +181,13 @@ def _triple(row: dict[str, str], prefix: str) -> tuple[int, int, int] | None:
     return (values[0], values[1] or 1, values[2] or 1)
 
 
-def read_kernel_trace(path: Path) -> list[DispatchMeta]:
+def read_kernel_trace(path: Path) -> list[KernelTraceRow]:
     """All dispatch rows of a *kernel_trace.csv (ROCm 6.2 … 7.x headers, rocpd-convert Guid column)."""
     rows = _read_rows(Path(path), ("Kernel_Name",), "kernel_trace CSV")
     result = []
     for row in rows:
         result.append(
-            DispatchMeta(
+            KernelTraceRow(
                 kernel_name=row.get("Kernel_Name") or "",
                 dispatch_id=_int(row.get("Dispatch_Id")),
                 kernel_id=_int(row.get("Kernel_Id")),

@@ -1,0 +1,1 @@
+"""Analyses over parsed captures: hotspots, occupancy, waves, L2, comparisons."""

@@ -1,0 +1,264 @@
+"""code.json reader: every decoded-ATT variant (v3 10/14 col, PC sampling 13 col, legacy 8 col, empty)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kerneltrace.errors import InputError
+
+# rocprofiler-sdk's rocprofiler_pc_sampling_instruction_not_issued_reason_t, in enum order; the
+# Stall_Reasons list of a PC-sampling code.json holds one sample count per reason in this order.
+# Full names are ROCPROFILER_PC_SAMPLING_INSTRUCTION_NOT_ISSUED_REASON_<name>.
+PC_SAMPLING_REASON_PREFIX = "ROCPROFILER_PC_SAMPLING_INSTRUCTION_NOT_ISSUED_REASON_"
+PC_SAMPLING_REASONS: tuple[str, ...] = (
+    "NONE",
+    "NO_INSTRUCTION_AVAILABLE",
+    "ALU_DEPENDENCY",
+    "WAITCNT",
+    "INTERNAL_INSTRUCTION",
+    "BARRIER_WAIT",
+    "ARBITER_NOT_WIN",
+    "ARBITER_WIN_EX_STALL",
+    "OTHER_WAIT",
+    "SLEEP_WAIT",
+)
+
+# Legacy rocprofv2 rows have no header; this is the documented positional layout.
+LEGACY_COLUMNS = ("ISA", "inst_type", "pos", "Source", "idx", "line_num", "Hit", "Latency")
+LEGACY_COMMENT_TYPE = 100
+LEGACY_BANNER = "Begin ATT ASM"
+# The documented v3 layout, used only when a 10-column file lacks a header.
+V3_COLUMNS = ("ISA", "_", "LineNumber", "Source", "Codeobj", "Vaddr", "Hit", "Latency", "Stall", "Idle")
+
+# Header spellings differ between writers (code.cpp writes CodeObj, docs say Codeobj).
+_ALIASES = {
+    "isa": "ISA",
+    "linenumber": "LineNumber",
+    "source": "Source",
+    "codeobj": "Codeobj",
+    "vaddr": "Vaddr",
+    "hit": "Hit",
+    "hitcount": "Hit",
+    "latency": "Latency",
+    "stall": "Stall",
+    "idle": "Idle",
+    "pc_issued": "PC_Issued",
+    "pc_stalled": "PC_Stalled",
+    "stall_reasons": "Stall_Reasons",
+}
+
+EMPTY_TRACE_FIX = (
+    "no wave ran on the traced CU: re-capture with another att_target_cu, more waves "
+    "(a bigger grid/problem size), a wider att_shader_engine_mask (e.g. 0xf), and check that "
+    "kernel_include_regex matches the kernel you meant"
+)
+
+
+@dataclass(frozen=True)
+class KernelLabel:
+    """A `; <symbol>` label row: one kernel present in the code object listing."""
+
+    symbol: str          # text after ';' (mangled or plain symbol)
+    demangled: str       # the row's Source (demangled name) or ""
+    row_index: int       # position of the label row in code[]
+
+    @property
+    def name(self) -> str:
+        return self.demangled or self.symbol
+
+
+@dataclass(frozen=True)
+class CodeRow:
+    """One instruction row (label/comment rows are not CodeRows)."""
+
+    index: int
+    asm: str
+    source: str
+    codeobj: int | None
+    vaddr: int | None
+    hits: int
+    latency: int
+    stall: int | None
+    idle: int | None
+    pc_issued: int | None = None
+    pc_stalled: int | None = None
+    stall_reasons: dict[str, int] | None = None
+    kernel: str | None = None    # symbol of the label row this instruction belongs to
+
+
+@dataclass
+class CodeTable:
+    """A parsed code.json."""
+
+    format: str                  # "v3" | "pcsampling" | "legacy" | "empty"
+    rows: list[CodeRow]
+    kernels: list[KernelLabel]
+    header: list[str]
+    path: Path
+    warnings: list[str] = field(default_factory=list)
+
+    def rows_of(self, symbol: str | None) -> list[CodeRow]:
+        return [row for row in self.rows if row.kernel == symbol]
+
+
+def _bad(path: Path, what: str, fix: str = "re-run the decoder (rocprofv3 --att) to regenerate code.json") -> InputError:
+    return InputError(what, str(path), fix)
+
+
+def load_json_file(path: Path, what: str = "file") -> object:
+    """json.loads a file with one-line errors for missing, unreadable, truncated or non-JSON content."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{what} not found", str(path), "pass a decoded ui_output_agent_*_dispatch_* directory") from None
+    except IsADirectoryError:
+        raise InputError(f"{what} is a directory", str(path), "pass the file's parent directory") from None
+    except OSError as err:
+        raise InputError(f"cannot read {what}: {err.strerror}", str(path), "check permissions") from None
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        raise _bad(path, f"{what} is not UTF-8 JSON") from None
+    except json.JSONDecodeError as err:
+        problem = "is empty" if not raw.strip() else f"is not valid JSON (truncated?): {err.msg} at line {err.lineno} column {err.colno}"
+        raise _bad(path, f"{what} {problem}") from None
+
+
+def _column_map(path: Path, header: list[str]) -> dict[str, int]:
+    positions: dict[str, int] = {}
+    for position, name in enumerate(header):
+        canonical = _ALIASES.get(name.strip().lower())
+        if canonical and canonical not in positions:
+            positions[canonical] = position
+    missing = [name for name in ("ISA", "Source", "Hit", "Latency") if name not in positions]
+    if missing:
+        raise _bad(path, f"code.json header lacks column(s) {', '.join(missing)} (header: {', '.join(header)})")
+    return positions
+
+
+def _as_int(path: Path, value: object, row_index: int, column: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _bad(path, f"row {row_index}: column {column} is {value!r}, expected an integer")
+    if isinstance(value, float):
+        if value != value or value != int(value):
+            raise _bad(path, f"row {row_index}: column {column} is {value!r}, expected an integer")
+        return int(value)
+    return value
+
+
+def _opt_int(path: Path, row: list, positions: dict[str, int], column: str, row_index: int) -> int | None:
+    position = positions.get(column)
+    if position is None:
+        return None
+    return _as_int(path, row[position], row_index, column)
+
+
+def _reasons(path: Path, value: object, row_index: int) -> dict[str, int]:
+    if not isinstance(value, list):
+        raise _bad(path, f"row {row_index}: Stall_Reasons is {type(value).__name__}, expected a list of counts")
+    reasons: dict[str, int] = {}
+    for position, count in enumerate(value):
+        name = PC_SAMPLING_REASONS[position] if position < len(PC_SAMPLING_REASONS) else f"REASON_{position}"
+        reasons[name] = _as_int(path, count, row_index, "Stall_Reasons")
+    return reasons
+
+
+def _header(path: Path, document: dict, width: int) -> tuple[str, list[str]]:
+    """Decide the format from the structure (never from `version`)."""
+    header = document.get("header")
+    if isinstance(header, str):
+        names = [name.strip() for name in header.split(",")]
+    elif isinstance(header, list) and all(isinstance(name, str) for name in header):
+        names = [name.strip() for name in header]
+    elif header is None:
+        if width == len(LEGACY_COLUMNS):
+            return "legacy", list(LEGACY_COLUMNS)
+        if width == len(V3_COLUMNS):
+            return "v3", list(V3_COLUMNS)
+        raise _bad(path, f"code.json has no header and {width}-column rows (expected 8 legacy or 10 v3 columns)")
+    else:
+        raise _bad(path, f"code.json header is a {type(header).__name__}, expected a string or a list of names")
+    lowered = {name.lower() for name in names}
+    kind = "pcsampling" if {"pc_issued", "pc_stalled"} <= lowered else "v3"
+    return kind, names
+
+
+def parse_code_document(document: object, path: Path) -> CodeTable:
+    """Turn a loaded code.json document into a CodeTable (pure; raises InputError)."""
+    path = Path(path)
+    if not isinstance(document, dict) or "code" not in document:
+        raise _bad(path, "not a decoded ATT code.json (no top-level \"code\" key)")
+    code = document["code"]
+    if code is None or code == []:
+        return CodeTable("empty", [], [], [], path)
+    if not isinstance(code, list) or not all(isinstance(row, list) for row in code):
+        raise _bad(path, "\"code\" must be a list of rows (lists)")
+    width = len(code[0])
+    kind, header = _header(path, document, width)
+    legacy = kind == "legacy"
+    positions = _column_map(path, header)
+    if legacy:
+        positions = {"ISA": 0, "Source": 3, "Hit": 6, "Latency": 7}
+    isa_at, source_at = positions["ISA"], positions["Source"]
+    hit_at, latency_at = positions["Hit"], positions["Latency"]
+    reasons_at = positions.get("Stall_Reasons")
+
+    rows: list[CodeRow] = []
+    kernels: list[KernelLabel] = []
+    current: str | None = None
+    expected = len(header)
+    for index, row in enumerate(code):
+        if len(row) != expected:
+            raise _bad(path, f"row {index} has {len(row)} columns, expected {expected} like the header ({kind} format)")
+        asm = row[isa_at]
+        if not isinstance(asm, str):
+            raise _bad(path, f"row {index}: ISA is {asm!r}, expected text")
+        source = row[source_at]
+        if source is None:
+            source = ""
+        if not isinstance(source, str):
+            raise _bad(path, f"row {index}: Source is {source!r}, expected text")
+        is_comment = asm.lstrip().startswith(";") or (legacy and row[1] == LEGACY_COMMENT_TYPE)
+        if is_comment:
+            text = asm.lstrip().lstrip(";").strip()
+            if legacy and text == LEGACY_BANNER:
+                continue
+            current = text
+            kernels.append(KernelLabel(text, source.strip(), index))
+            continue
+        hits = _as_int(path, row[hit_at], index, "Hit")
+        latency = _as_int(path, row[latency_at], index, "Latency")
+        if legacy:
+            rows.append(CodeRow(index, asm, source, None, None, hits, latency, None, None, kernel=current))
+            continue
+        pc_issued = _opt_int(path, row, positions, "PC_Issued", index)
+        pc_stalled = _opt_int(path, row, positions, "PC_Stalled", index)
+        rows.append(
+            CodeRow(
+                index=index,
+                asm=asm,
+                source=source,
+                codeobj=_opt_int(path, row, positions, "Codeobj", index),
+                vaddr=_opt_int(path, row, positions, "Vaddr", index),
+                hits=hits,
+                latency=latency,
+                stall=_opt_int(path, row, positions, "Stall", index),
+                idle=_opt_int(path, row, positions, "Idle", index),
+                pc_issued=pc_issued,
+                pc_stalled=pc_stalled,
+                stall_reasons=_reasons(path, row[reasons_at], index) if reasons_at is not None else None,
+                kernel=current,
+            )
+        )
+    table = CodeTable(kind if rows else "empty", rows, kernels, header, path)
+    if header is not None and document.get("header") is None and kind == "v3":
+        table.warnings.append(f"{path}: no header; columns taken from the documented 10-column v3 layout")
+    return table
+
+
+def read_code_json(path: Path) -> CodeTable:
+    """Read and parse a code.json; raises InputError with file, problem and fix."""
+    path = Path(path)
+    return parse_code_document(load_json_file(path, "code.json"), path)
