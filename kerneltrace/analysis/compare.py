@@ -441,6 +441,11 @@ def _line_stalls(doc: Mapping[str, Any]) -> dict[str, float]:
 
 
 def _compare_lines(before, after, scale_before, scale_after, instr_pairs, alignment):
+    if before.get("summary_level") or after.get("summary_level"):
+        return {"status": "unavailable", "basis": None,
+                "reason": "only summary.json available: line deltas need the hotspot JSONs",
+                "matched_stall_fraction_before": None, "matched_stall_fraction_after": None,
+                "items": []}
     mapped_before, mapped_after = _mapped_fraction(before), _mapped_fraction(after)
     status, reason = "matched", None
     if mapped_before > 0 and mapped_after > 0:
@@ -613,3 +618,91 @@ def _reason(check: Mapping[str, Any]) -> str:
     return (f"{check['check']} {check['key']}: {rel_text} "
             f"({check['delta_per_wave']:+.1f} stall cycles/wave; threshold "
             f"{check['threshold']:.0%}, floor {check['floor_per_wave']:.1f}/wave)")
+
+
+# ---------------------------------------------------------------------------- sets of dispatches
+
+
+def summary_level_doc(kernel: str | None, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A hotspot-shaped document from one summary dispatch entry (no lines, no instructions).
+
+    Used when only a run's summary.json is available: totals, stall types, occupancy and L2
+    can still be compared; line and instruction deltas cannot.
+    """
+    return {
+        "schema": "kerneltrace.hotspots/1",
+        "summary_level": True,
+        "kernel": kernel,
+        "dispatch_dir": entry.get("dispatch_dir"),
+        "dispatch": entry.get("dispatch") or {},
+        "arch": entry.get("arch") or {},
+        "format": entry.get("format"),
+        "totals": entry.get("totals") or {},
+        "stall_by_type": entry.get("stall_by_type") or [],
+        "occupancy": entry.get("occupancy"),
+        "source_mapping": entry.get("source_mapping") or {},
+        "source_lines": [],
+        "instructions": [],
+        "l2": entry.get("l2"),
+    }
+
+
+def _to_summary_level(doc: Mapping[str, Any]) -> dict[str, Any]:
+    return doc if doc.get("summary_level") else summary_level_doc(doc.get("kernel"), doc)
+
+
+def keyed_dispatches(docs: Iterable[Mapping[str, Any]], prefix: str = "") -> dict[str, Mapping]:
+    """Key documents as ``[prefix:]kernel#n`` (n-th dispatch of that kernel by dispatch id).
+
+    Dispatch ids and directory names change between runs; kernel name and order do not.
+    """
+    def order(doc: Mapping[str, Any]) -> tuple:
+        dispatch = doc.get("dispatch") if isinstance(doc.get("dispatch"), Mapping) else {}
+        ident = dispatch.get("id")
+        return (ident is None, ident if isinstance(ident, int) else 0,
+                str(doc.get("dispatch_dir") or ""))
+
+    counts: dict[str, int] = {}
+    keyed: dict[str, Mapping] = {}
+    for doc in sorted(docs, key=order):
+        name = str(doc.get("kernel") or "(unknown kernel)")
+        counts[name] = counts.get(name, 0) + 1
+        keyed[f"{prefix}{name}#{counts[name]}"] = doc
+    return keyed
+
+
+def compare_sets(before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Mapping[str, Any]],
+                 thresholds: Thresholds | None = None, *, max_items: int = 50) -> dict[str, Any]:
+    """Compare keyed dispatches of two runs; the worst matched verdict is the overall verdict."""
+    th = thresholds or DEFAULT_THRESHOLDS
+    kernels, notes = [], []
+    for key in list(before) + [k for k in after if k not in before]:
+        if key not in after:
+            kernels.append({"key": key, "status": "vanished", "verdict": None, "comparison": None})
+            continue
+        if key not in before:
+            kernels.append({"key": key, "status": "new", "verdict": None, "comparison": None})
+            continue
+        doc_before, doc_after = before[key], after[key]
+        if doc_before.get("summary_level") or doc_after.get("summary_level"):
+            doc_before, doc_after = _to_summary_level(doc_before), _to_summary_level(doc_after)
+        result = compare(doc_before, doc_after, th, max_items=max_items,
+                         l2_before=doc_before.get("l2"), l2_after=doc_after.get("l2"))
+        if doc_before.get("summary_level"):
+            result["notes"].append("summary-level comparison (no hotspot JSON found): totals, "
+                                   "stall types, occupancy and L2 only")
+        kernels.append({"key": key, "status": "matched", "verdict": result["verdict"],
+                        "comparison": result})
+    verdicts = [k["verdict"] for k in kernels if k["verdict"]]
+    verdict = ("regressed" if "regressed" in verdicts
+               else "improved" if "improved" in verdicts else "neutral")
+    reasons = [f"{k['key']}: {reason}" for k in kernels if k["comparison"]
+               for reason in k["comparison"]["reasons"] if k["verdict"] == verdict != "neutral"]
+    for status in ("new", "vanished"):
+        keys = [k["key"] for k in kernels if k["status"] == status]
+        if keys:
+            notes.append(f"{status} kernels/dispatches (not judged): {', '.join(keys)}")
+    if not verdicts:
+        notes.append("no kernel/dispatch present in both: nothing compared")
+    return {"schema": SCHEMA, "kind": "set", "verdict": verdict, "reasons": reasons,
+            "thresholds": th.as_dict(), "kernels": kernels, "notes": notes}

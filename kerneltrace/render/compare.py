@@ -1,0 +1,271 @@
+"""Text and Markdown rendering of kerneltrace.compare/1 documents."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+TOP_LINES = 10
+TOP_INSTRUCTIONS = 10
+TOP_TYPES = 8
+
+
+def _pct(value: float | None) -> str:
+    return "new" if value is None else f"{value:+.1%}"
+
+
+def _cyc(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f}"
+
+
+def _threshold_text(thresholds: Mapping[str, Any]) -> str:
+    parts = []
+    for name, value in thresholds.items():
+        if value is None:
+            parts.append(f"{name}=off")
+        elif name == "min_stall_per_wave":
+            parts.append(f"{name}={value:g}")
+        else:
+            parts.append(
+                f"{name}={value:.0%}" if value * 100 == int(value * 100) else f"{name}={value:.2%}"
+            )
+    return ", ".join(parts)
+
+
+def _md_cell(text: Any) -> str:
+    # Markdown tables break on '|' and newlines; kernel names and asm may contain either.
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _sections(result: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(title, hotspot comparison) pairs: one for a dispatch, one per kernel for summaries."""
+    if result.get("kind") == "hotspots":
+        return [("", result)]
+    return [
+        (entry.get("key", "?"), entry["comparison"])
+        for entry in result.get("kernels", [])
+        if entry.get("comparison")
+    ]
+
+
+# ---------------------------------------------------------------------------- text
+
+
+def render_text(result: Mapping[str, Any]) -> str:
+    """Plain-text report of a comparison (the terminal view)."""
+    out = [
+        f"verdict: {result['verdict'].upper()}",
+        f"thresholds: {_threshold_text(result['thresholds'])}",
+    ]
+    out.extend(f"  reason: {reason}" for reason in result.get("reasons", []))
+    out.extend(f"  note: {note}" for note in result.get("notes", []))
+    if result.get("kind") != "hotspots":
+        for entry in result.get("kernels", []):
+            out.append(f"  [{entry['status']}] {entry['key']}: {entry.get('verdict', '-')}")
+    for title, comparison in _sections(result):
+        out.append("")
+        if title:
+            out.append(f"== {title}: {comparison['verdict']}")
+        out.extend(_text_one(comparison))
+    return "\n".join(out) + "\n"
+
+
+def _text_one(c: Mapping[str, Any]) -> list[str]:
+    before, after, norm = c["before"], c["after"], c["normalization"]
+    out = [
+        f"before: {before.get('dispatch_dir')} ({before.get('kernel')}, "
+        f"{before.get('traced_waves')} waves)",
+        f"after:  {after.get('dispatch_dir')} ({after.get('kernel')}, "
+        f"{after.get('traced_waves')} waves)",
+        f"normalization: {norm['basis']}",
+        "",
+        "totals (per wave):",
+    ]
+    for metric, row in c["totals"].items():
+        out.append(
+            f"  {metric:24s} {_cyc(row['before_per_wave']):>14s} → "
+            f"{_cyc(row['after_per_wave']):>14s}  {_pct(row['relative_per_wave']):>8s}"
+        )
+    out += ["", "stall by type (per wave):"]
+    for row in c["stall_by_type"][:TOP_TYPES]:
+        out.append(
+            f"  {str(row['type']):16s} {_cyc(row['before_per_wave']):>12s} → "
+            f"{_cyc(row['after_per_wave']):>12s}  {row['delta_per_wave']:+12.1f}  "
+            f"{_pct(row['relative_per_wave']):>8s}"
+        )
+    lines = c["lines"]
+    out += ["", f"source lines ({lines['status']}):"]
+    if lines.get("reason"):
+        out.append(f"  {lines['reason']}")
+    for row in lines["items"][:TOP_LINES]:
+        out.append(
+            f"  [{row['status']:8s}] {row['location']}  {_cyc(row['before_per_wave'])} → "
+            f"{_cyc(row['after_per_wave'])}  ({row['delta_per_wave']:+.1f}, "
+            f"{_pct(row['relative_per_wave'])})"
+        )
+    ins = c["instructions"]
+    out += [
+        "",
+        f"instructions: {ins['matched']} matched, {ins['deleted']} deleted, "
+        f"{ins['inserted']} inserted"
+        + (" (identical opcode sequence)" if ins["identical_sequence"] else ""),
+    ]
+    for item in ins["items"][:TOP_INSTRUCTIONS]:
+        if item["delta_per_wave"] == 0:
+            continue
+        out.append(
+            f"  {item['key']:28s} #{item['index_before']}→#{item['index_after']}  "
+            f"{item['delta_per_wave']:+.1f}/wave  {item['asm_after']}"
+        )
+    hot = c["hotspots"]
+    for label in ("new", "vanished"):
+        for h in hot[label]:
+            out.append(
+                f"  {label} hotspot ({h['kind']}): {h['key']}  "
+                f"{h['share_before']:.1%} → {h['share_after']:.1%}"
+            )
+    occ = c["occupancy"]
+    out.append("")
+    out.append(
+        f"occupancy: {occ['before']['waves_per_simd']} → {occ['after']['waves_per_simd']} "
+        f"waves/SIMD (limited by {occ['before']['limited_by']} → "
+        f"{occ['after']['limited_by']})"
+    )
+    if c["l2"]["status"] == "compared":
+        out.append(
+            "L2: "
+            + ", ".join(
+                f"{m['metric']} {m['before']:.4g} → {m['after']:.4g}" for m in c["l2"]["metrics"]
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------- markdown
+
+
+def render_markdown(result: Mapping[str, Any]) -> str:
+    """Markdown report of a comparison (CI summaries, regression.md)."""
+    out = [
+        f"# Comparison: **{result['verdict']}**",
+        "",
+        f"Thresholds: `{_threshold_text(result['thresholds'])}` — a check fires when the "
+        "per-wave relative change reaches its threshold and the absolute change clears the "
+        "floor.",
+        "",
+    ]
+    if result.get("reasons"):
+        out += ["Reasons:", ""] + [f"* {_md_cell(r)}" for r in result["reasons"]] + [""]
+    if result.get("notes"):
+        out += ["Notes:", ""] + [f"* {_md_cell(n)}" for n in result["notes"]] + [""]
+    if result.get("kind") != "hotspots":
+        out += [
+            "| kernel / dispatch | status | verdict | stall/wave before | after | change |",
+            "|---|---|---|---:|---:|---:|",
+        ]
+        for entry in result.get("kernels", []):
+            comp = entry.get("comparison")
+            stall = comp["totals"]["stall_cycles"] if comp else None
+            out.append(
+                f"| {_md_cell(entry['key'])} | {entry['status']} | "
+                f"{entry.get('verdict') or '-'} | "
+                f"{_cyc(stall['before_per_wave']) if stall else '-'} | "
+                f"{_cyc(stall['after_per_wave']) if stall else '-'} | "
+                f"{_pct(stall['relative_per_wave']) if stall else '-'} |"
+            )
+        out.append("")
+    for title, comparison in _sections(result):
+        if title:
+            out += [f"## {_md_cell(title)}: {comparison['verdict']}", ""]
+        out.extend(_md_one(comparison))
+    return "\n".join(out) + "\n"
+
+
+def _md_one(c: Mapping[str, Any]) -> list[str]:
+    before, after = c["before"], c["after"]
+    out = [
+        f"Before: `{before.get('dispatch_dir')}` ({before.get('traced_waves')} traced waves); "
+        f"after: `{after.get('dispatch_dir')}` ({after.get('traced_waves')} traced waves); "
+        f"normalization: {c['normalization']['basis']}.",
+        "",
+        "| total | before/wave | after/wave | change |",
+        "|---|---:|---:|---:|",
+    ]
+    for metric, row in c["totals"].items():
+        out.append(
+            f"| {metric} | {_cyc(row['before_per_wave'])} | "
+            f"{_cyc(row['after_per_wave'])} | {_pct(row['relative_per_wave'])} |"
+        )
+    out += [
+        "",
+        "| stall type | before/wave | after/wave | delta/wave | change |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for row in c["stall_by_type"][:TOP_TYPES]:
+        out.append(
+            f"| {_md_cell(row['type'])} | {_cyc(row['before_per_wave'])} | "
+            f"{_cyc(row['after_per_wave'])} | {row['delta_per_wave']:+.1f} | "
+            f"{_pct(row['relative_per_wave'])} |"
+        )
+    lines = c["lines"]
+    out += [
+        "",
+        f"Source lines: **{lines['status']}**"
+        + (f" — {_md_cell(lines['reason'])}" if lines.get("reason") else ""),
+        "",
+    ]
+    if lines["items"]:
+        out += [
+            "| line | status | before/wave | after/wave | delta/wave | change |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for row in lines["items"][:TOP_LINES]:
+            out.append(
+                f"| `{_md_cell(row['location'])}` | {row['status']} | "
+                f"{_cyc(row['before_per_wave'])} | {_cyc(row['after_per_wave'])} | "
+                f"{row['delta_per_wave']:+.1f} | {_pct(row['relative_per_wave'])} |"
+            )
+        out.append("")
+    ins = c["instructions"]
+    out += [
+        f"Instructions: {ins['matched']} matched, {ins['deleted']} deleted, "
+        f"{ins['inserted']} inserted (opcode-sequence alignment).",
+        "",
+    ]
+    changed = [item for item in ins["items"][:TOP_INSTRUCTIONS] if item["delta_per_wave"]]
+    if changed:
+        out += ["| key | index | asm (after) | delta/wave | stall/hit |", "|---|---|---|---:|---|"]
+        for item in changed:
+            out.append(
+                f"| {_md_cell(item['key'])} | {item['index_before']}→{item['index_after']}"
+                f" | `{_md_cell(item['asm_after'])}` | {item['delta_per_wave']:+.1f} | "
+                f"{_cyc(item['stall_per_hit_before'])}→{_cyc(item['stall_per_hit_after'])} |"
+            )
+        out.append("")
+    hot = c["hotspots"]
+    for label in ("new", "vanished"):
+        if hot[label]:
+            out.append(
+                f"{label.capitalize()} hotspots (≥ {hot['share_threshold']:.0%} of stall): "
+                + ", ".join(
+                    f"{h['kind']} `{_md_cell(h['key'])}` "
+                    f"({h['share_before']:.1%} → {h['share_after']:.1%})"
+                    for h in hot[label]
+                )
+            )
+            out.append("")
+    occ = c["occupancy"]
+    out += [
+        f"Occupancy: {occ['before']['waves_per_simd']} → {occ['after']['waves_per_simd']} "
+        f"waves/SIMD (limited by {occ['before']['limited_by']} → {occ['after']['limited_by']}).",
+        "",
+    ]
+    if c["l2"]["status"] == "compared":
+        out += ["| L2 metric | before | after | change |", "|---|---:|---:|---:|"]
+        for m in c["l2"]["metrics"]:
+            out.append(
+                f"| {_md_cell(m['metric'])} | {m['before']:.4g} | {m['after']:.4g} | "
+                f"{_pct(m['relative'])} |"
+            )
+        out.append("")
+    return out

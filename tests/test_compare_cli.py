@@ -1,0 +1,122 @@
+"""scripts/compare.py: exit codes 0/1/2, JSON on stdout with '-', Markdown, summary inputs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from test_compare import BASE_ROWS, make_doc, with_stall
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "scripts" / "compare.py"
+
+
+def run(*args: object) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)],
+                          capture_output=True, text=True, cwd=REPO)
+
+
+def write(path: Path, doc: dict) -> Path:
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_self_compare_exit_0_and_json_on_stdout(tmp_path):
+    doc = write(tmp_path / "a.json", make_doc(BASE_ROWS))
+    proc = run(doc, doc, "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)  # stdout is pure JSON
+    assert result["schema"] == "kerneltrace.compare/1"
+    assert result["verdict"] == "neutral"
+    for key in ("totals", "lines", "thresholds", "instructions", "hotspots", "occupancy", "l2"):
+        assert key in result
+
+
+def test_regression_exit_1_with_reports(tmp_path):
+    before = write(tmp_path / "before.json", make_doc(BASE_ROWS))
+    after = write(tmp_path / "after.json", make_doc(with_stall(BASE_ROWS, 3, 600)))
+    out_json, out_md = tmp_path / "cmp.json", tmp_path / "cmp.md"
+    proc = run(before, after, "--json", out_json, "--markdown", out_md)
+    assert proc.returncode == 1
+    assert "REGRESSED" in proc.stdout
+    assert json.loads(out_json.read_text())["verdict"] == "regressed"
+    markdown = out_md.read_text()
+    assert markdown.startswith("# Comparison: **regressed**")
+    assert "`/src/kernel.py:12`" in markdown
+
+
+def test_fail_on_loosened_thresholds_exit_0(tmp_path):
+    before = write(tmp_path / "before.json", make_doc(BASE_ROWS))
+    after = write(tmp_path / "after.json", make_doc(with_stall(BASE_ROWS, 3, 600)))
+    proc = run(before, after, "--fail-on", "total_stall=50%,line_stall=off", "--quiet")
+    assert proc.returncode == 0, proc.stdout
+    assert proc.stdout == ""
+
+
+def test_bad_input_exit_2_one_line(tmp_path):
+    good = write(tmp_path / "a.json", make_doc(BASE_ROWS))
+    (tmp_path / "broken.json").write_text("{not json")
+    (tmp_path / "other.json").write_text(json.dumps({"schema": "something/9"}))
+    cases = [
+        (tmp_path / "missing.json", good),
+        (tmp_path / "broken.json", good),
+        (tmp_path / "other.json", good),
+        (tmp_path, good),  # a folder with nothing comparable
+    ]
+    for before, after in cases:
+        proc = run(before, after)
+        assert proc.returncode == 2, (before, proc.stdout, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+        assert "Traceback" not in proc.stderr
+    proc = run(good, good, "--fail-on", "total_stall=lots")
+    assert proc.returncode == 2 and "total_stall" in proc.stderr
+
+
+def summary_of(docs: list[dict], run_name: str) -> dict:
+    """A kerneltrace.summary/1-shaped document (per kernel, per dispatch) for the given docs."""
+    kernels: dict[str, dict] = {}
+    for doc in docs:
+        kernels.setdefault(doc["kernel"], {"name": doc["kernel"], "dispatches": []})
+        kernels[doc["kernel"]]["dispatches"].append(
+            {key: doc[key] for key in ("dispatch_dir", "dispatch", "format", "totals",
+                                       "stall_by_type", "occupancy", "source_mapping")})
+    return {"schema": "kerneltrace.summary/1", "run": run_name, "kernels": list(kernels.values())}
+
+
+def make_workdir(root: Path, run_name: str, doc: dict, keep_hotspots: bool) -> Path:
+    reports = root / "reports"
+    (reports / run_name).mkdir(parents=True)
+    write(reports / run_name / "summary.json", summary_of([doc], run_name))
+    if keep_hotspots:
+        (root / "results" / run_name / "hotspots").mkdir(parents=True)
+        write(root / "results" / run_name / "hotspots" / "d0.json", doc)
+    return reports
+
+
+def test_reports_folders_compared_by_run(tmp_path):
+    before = make_workdir(tmp_path / "old", "demo", make_doc(BASE_ROWS), keep_hotspots=True)
+    after = make_workdir(tmp_path / "new", "demo", make_doc(with_stall(BASE_ROWS, 3, 600)),
+                         keep_hotspots=True)
+    proc = run(before, after, "--json", "-")
+    assert proc.returncode == 1, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["kind"] == "set"
+    (entry,) = result["kernels"]
+    assert entry["key"] == "k#1" and entry["verdict"] == "regressed"
+    # Hotspot JSONs were found beside the reports, so line deltas are present.
+    assert entry["comparison"]["lines"]["items"][0]["location"] == "/src/kernel.py:12"
+
+
+def test_summary_only_baseline_compares_totals(tmp_path):
+    before = make_workdir(tmp_path / "old", "demo", make_doc(BASE_ROWS), keep_hotspots=False)
+    after = make_workdir(tmp_path / "new", "demo", make_doc(with_stall(BASE_ROWS, 3, 600)),
+                         keep_hotspots=True)
+    proc = run(before / "demo" / "summary.json", after / "demo", "--json", "-")
+    assert proc.returncode == 1, proc.stderr
+    comparison = json.loads(proc.stdout)["kernels"][0]["comparison"]
+    assert comparison["lines"]["status"] == "unavailable"
+    assert comparison["totals"]["stall_cycles"]["delta"] == 600 * 8
+    assert any("summary-level" in note for note in comparison["notes"])
