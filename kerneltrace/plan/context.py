@@ -1,0 +1,156 @@
+"""What plan rules see: one hotspot document, its optional L2 document and waves, plus lookups."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from kerneltrace.plan.findings import Evidence
+
+_REGISTER = re.compile(r"\b([vsa])(?:\[(\d+):(\d+)\]|(\d+))\b")
+
+
+def registers(operand: str) -> set[tuple[str, int]]:
+    """Registers named in an operand string: `v[4:7]` → {(v,4)…(v,7)}; `s5` → {(s,5)}."""
+    found: set[tuple[str, int]] = set()
+    for kind, first, last, single in _REGISTER.findall(operand):
+        if single:
+            found.add((kind, int(single)))
+        else:
+            found.update((kind, i) for i in range(int(first), int(last) + 1))
+    return found
+
+
+def operands(asm: str) -> list[str]:
+    """Operands after the opcode, comma separated (modifiers such as `offset:16` stay attached)."""
+    parts = asm.strip().split(None, 1)
+    if len(parts) < 2:
+        return []
+    return [op.strip() for op in parts[1].split(",")]
+
+
+def reads(asm: str) -> set[tuple[str, int]]:
+    """Registers an instruction reads: every operand of a store, else all but the destination."""
+    ops = operands(asm)
+    first = asm.split(None, 1)[0].lower() if asm.strip() else ""
+    sources = ops if ("store" in first or "write" in first) else ops[1:]
+    return set().union(*(registers(op) for op in sources)) if sources else set()
+
+
+@dataclass
+class PlanContext:
+    """One dispatch's documents; rules read it, never modify it."""
+
+    hotspots: dict
+    l2: dict | None = None
+    top_lines: int = 10  # how many real lines the per-line rules look at
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def waves(self) -> dict | None:
+        return self.hotspots.get("waves")
+
+    @property
+    def total_stall(self) -> int:
+        return int((self.hotspots.get("totals") or {}).get("stall_cycles") or 0)
+
+    @property
+    def kernel(self) -> str:
+        return self.hotspots.get("kernel") or "(unknown kernel)"
+
+    @property
+    def arch_name(self) -> str | None:
+        return (self.hotspots.get("arch") or {}).get("name")
+
+    @cached_property
+    def instructions(self) -> dict[int, dict]:
+        return {ins["index"]: ins for ins in self.hotspots.get("instructions") or []}
+
+    @cached_property
+    def program_order(self) -> list[dict]:
+        return sorted(self.instructions.values(), key=lambda ins: ins["index"])
+
+    @cached_property
+    def _position(self) -> dict[int, int]:
+        return {ins["index"]: pos for pos, ins in enumerate(self.program_order)}
+
+    @cached_property
+    def line_of(self) -> dict[int, dict]:
+        """Instruction index → its source-line entry."""
+        owner: dict[int, dict] = {}
+        for line in self.hotspots.get("source_lines") or []:
+            for index in line.get("instructions") or []:
+                owner[index] = line
+        return owner
+
+    def share(self, stall_cycles: int | None) -> float:
+        return (stall_cycles or 0) / self.total_stall if self.total_stall else 0.0
+
+    def type_share(self, *types: str) -> float:
+        return sum(
+            entry.get("share") or 0.0
+            for entry in self.hotspots.get("stall_by_type") or []
+            if entry.get("type") in types
+        )
+
+    def is_artifact(self, location: str | None) -> bool:
+        return any(line.get("location") == location for line in self.artifact_lines())
+
+    def evidence(self, ins: dict, note: str = "") -> Evidence:
+        """Evidence entry for one instruction, located at its source line."""
+        latency = ins.get("latency_cycles") or 0
+        stall = ins.get("stall_cycles")
+        line = self.line_of.get(ins["index"])
+        return Evidence(
+            location=line.get("location") if line else (ins.get("source") or None),
+            instruction_index=ins["index"],
+            asm=ins.get("asm", ""),
+            stall_cycles=stall,
+            stall_rate=round(stall / latency, 4) if stall is not None and latency else None,
+            note=note,
+        )
+
+    def real_lines(self, limit: int | None = None) -> list[dict]:
+        """Top source lines by stall that carry user code (no artifact), stall > 0."""
+        lines = [
+            line
+            for line in self.hotspots.get("source_lines") or []
+            if not line.get("artifact") and (line.get("stall_cycles") or 0) > 0
+        ]
+        return lines[: self.top_lines if limit is None else limit]
+
+    def artifact_lines(self) -> list[dict]:
+        return [line for line in self.hotspots.get("source_lines") or [] if line.get("artifact")]
+
+    def line_instructions(self, line: dict) -> list[dict]:
+        """A line's instructions in program order."""
+        found = [
+            self.instructions[i] for i in line.get("instructions") or [] if i in self.instructions
+        ]
+        return sorted(found, key=lambda ins: ins["index"])
+
+    def neighbours(self, index: int, before: int, after: int) -> tuple[list[dict], list[dict]]:
+        """Up to `before` instructions preceding and `after` following `index` in program order."""
+        pos = self._position.get(index)
+        if pos is None:
+            return [], []
+        order = self.program_order
+        return order[max(0, pos - before) : pos], order[pos + 1 : pos + 1 + after]
+
+    def distance_to_use(self, index: int, window: int = 64) -> tuple[int, dict] | None:
+        """Instructions between a producer and the first later instruction reading its result."""
+        producer = self.instructions.get(index)
+        if producer is None:
+            return None
+        ops = operands(producer["asm"])
+        if not ops:
+            return None
+        written = registers(ops[0])
+        if not written:
+            return None
+        _, following = self.neighbours(index, 0, window)
+        for gap, ins in enumerate(following):
+            if written & reads(ins["asm"]):
+                return gap, ins
+        return None

@@ -1,0 +1,123 @@
+"""Finding dataclass (one plan item with evidence and a gain hypothesis) and its helpers."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import PurePosixPath
+
+PRIORITIES: tuple[str, ...] = ("HIGH", "MED", "LOW")
+HYPOTHESIS = "hypothesis — verify by re-timing"
+
+# Share of all stall cycles above which a hotspot-pattern finding is worth doing first.
+HIGH_SHARE = 0.10
+MED_SHARE = 0.03
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One instruction (or line) that supports a finding, with its measured cost."""
+
+    location: str | None
+    instruction_index: int | None
+    asm: str = ""
+    stall_cycles: int | None = None
+    stall_rate: float | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Gain:
+    """Estimated reduction of the kernel's stall cycles, as a fraction range [low, high]."""
+
+    low: float
+    high: float
+    basis: str
+    status: str = HYPOTHESIS
+
+
+@dataclass
+class Finding:
+    """One plan item: what is wrong, why, how to fix it, what it may gain, and the evidence."""
+
+    id: str
+    rule: str
+    title: str
+    priority: str
+    stall_share: float
+    estimated_gain: Gain | None
+    root_cause: str
+    fix: str
+    schematic: str = ""
+    evidence: list[Evidence] = field(default_factory=list)
+    location: str | None = None
+    effort: str = "medium"
+    ranked: bool = True  # False for artifacts that are explained but excluded from the ranking
+
+    def __post_init__(self) -> None:
+        if self.priority not in PRIORITIES:
+            raise ValueError(f"priority must be one of {PRIORITIES}, not {self.priority!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def priority_for_share(share: float, *, cap: str = "HIGH") -> str:
+    """HIGH/MED/LOW from a share of all stall cycles, never above ``cap``."""
+    if share >= HIGH_SHARE:
+        level = "HIGH"
+    elif share >= MED_SHARE:
+        level = "MED"
+    else:
+        level = "LOW"
+    return max(level, cap, key=PRIORITIES.index)
+
+
+def hiding_gain(share: float, hideable_low: float, hideable_high: float, what: str) -> Gain:
+    """Gain from hiding a fraction of a stall share; the basis spells the arithmetic out."""
+    low, high = share * hideable_low, share * hideable_high
+    basis = (
+        f"hiding {hideable_low:.0%}–{hideable_high:.0%} of {what} "
+        f"({share:.1%} of all stall cycles × fraction hideable); stall cycles are summed over "
+        f"traced waves, so wall-time gain is at most this"
+    )
+    return Gain(low=round(low, 4), high=round(high, 4), basis=basis)
+
+
+def short_location(location: str | None) -> str:
+    """`file.py:123` from `/abs/path/file.py:123` (ids stay short and path-independent)."""
+    if not location:
+        return "unmapped"
+    innermost = location.split(" -> ")[-1]
+    path, sep, line = innermost.rpartition(":")
+    if not sep or not line.isdigit():
+        return PurePosixPath(innermost).name or innermost
+    return f"{PurePosixPath(path).name}:{line}"
+
+
+def finding_id(rule: str, location: str | None) -> str:
+    return f"{rule}@{short_location(location)}" if location is not None else rule
+
+
+def sort_findings(findings: list[Finding]) -> list[Finding]:
+    """Ranked first, then priority, then stall share (desc); ties keep their rule order."""
+    order = sorted(
+        enumerate(findings),
+        key=lambda pair: (
+            not pair[1].ranked,
+            PRIORITIES.index(pair[1].priority),
+            -pair[1].stall_share,
+            pair[0],
+        ),
+    )
+    return [finding for _, finding in order]
+
+
+def dedupe_ids(findings: list[Finding]) -> list[Finding]:
+    """Make ids unique by suffixing `#2`, `#3` in the given order (stable across runs)."""
+    seen: dict[str, int] = {}
+    for finding in findings:
+        count = seen.get(finding.id, 0) + 1
+        seen[finding.id] = count
+        if count > 1:
+            finding.id = f"{finding.id}#{count}"
+    return findings

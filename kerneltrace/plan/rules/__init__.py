@@ -1,0 +1,55 @@
+"""Rule registry: every rule is a function PlanContext → list[Finding]; add one here with its test."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kerneltrace.plan.context import PlanContext
+from kerneltrace.plan.findings import Finding, dedupe_ids, sort_findings
+from kerneltrace.plan.rules.hotspot_patterns import (
+    entry_line_artifact,
+    lds_read_before_mfma,
+    loads_in_mfma_loop,
+    scale_load_late,
+    vmem_queue_burst,
+)
+from kerneltrace.plan.rules.kernel_wide import (
+    barrier_dominated,
+    no_source_mapping,
+    occupancy_limited,
+)
+from kerneltrace.plan.rules.line_hotspot import top_line_hotspots
+from kerneltrace.plan.rules.memory import memory_verdict
+from kerneltrace.plan.rules.mfma_chain import mfma_dependency_chain
+from kerneltrace.plan.rules.waves import waves_evidence
+
+Rule = Callable[[PlanContext], list[Finding]]
+
+RULES: list[Rule] = [
+    loads_in_mfma_loop,
+    vmem_queue_burst,
+    lds_read_before_mfma,
+    scale_load_late,
+    entry_line_artifact,
+    occupancy_limited,
+    barrier_dominated,
+    mfma_dependency_chain,
+    memory_verdict,
+    no_source_mapping,
+    waves_evidence,
+]
+
+
+def run_all(ctx: PlanContext, rules: list[Rule] | None = None) -> list[Finding]:
+    """Run the rules, add fallback findings for unexplained top lines, cap artifact-located items."""
+    findings: list[Finding] = []
+    for rule in RULES if rules is None else rules:
+        findings.extend(rule(ctx))
+    covered = {f.location for f in findings if f.location}
+    findings.extend(top_line_hotspots(ctx, covered))
+    for finding in findings:
+        # A glue bucket is never the thing to fix first (reference pattern 5).
+        if finding.ranked and finding.location and ctx.is_artifact(finding.location):
+            if finding.priority == "HIGH":
+                finding.priority = "MED"
+    return dedupe_ids(sort_findings(findings))

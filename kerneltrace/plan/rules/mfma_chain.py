@@ -1,0 +1,98 @@
+"""MFMA dependency chains: per-hit MFMA latency far above its pass latency, with the spacing table."""
+
+from __future__ import annotations
+
+from kerneltrace.isa.classify import MFMA
+from kerneltrace.plan.context import PlanContext, operands, registers
+from kerneltrace.plan.findings import Finding, finding_id, hiding_gain, priority_for_share
+from kerneltrace.plan.rules._util import is_mfma
+
+SLOW_FACTOR = 2.0  # measured per-hit latency above this many pass latencies means waiting
+MIN_MFMA_SHARE = 0.05
+LOOKBACK = 24
+
+
+def _tables():
+    """(pass cycles, dependent-source spacing) lookups from kerneltrace.isa.mfma; None if absent."""
+    try:
+        from kerneltrace.isa import mfma
+    except ImportError:
+        return None
+    return mfma
+
+
+def _srcs_ab(asm: str) -> set[tuple[str, int]]:
+    ops = operands(asm)
+    return set().union(*(registers(op) for op in ops[1:3])) if len(ops) >= 3 else set()
+
+
+def mfma_dependency_chain(ctx: PlanContext) -> list[Finding]:
+    """MFMAs that wait on a previous MFMA's result (SrcA/SrcB) closer than the required spacing."""
+    mfma = _tables()
+    share = ctx.type_share(MFMA)
+    if mfma is None or share < MIN_MFMA_SHARE:
+        return []
+    slow = []
+    for ins in ctx.program_order:
+        if not is_mfma(ins) or not ins.get("hits") or not ins.get("stall_cycles"):
+            continue
+        info = mfma.lookup(ins["asm"], ctx.arch_name)
+        if info is None:
+            continue
+        per_hit = ins["latency_cycles"] / ins["hits"]
+        if per_hit < SLOW_FACTOR * info.pass_cycles:
+            continue
+        before, _ = ctx.neighbours(ins["index"], LOOKBACK, 0)
+        sources = _srcs_ab(ins["asm"])
+        note = f"{per_hit:.0f} cycles/hit vs pass latency {info.pass_cycles}"
+        for gap, producer in enumerate(reversed(before)):
+            written = (
+                registers(operands(producer["asm"])[0]) if operands(producer["asm"]) else set()
+            )
+            if is_mfma(producer) and written & sources:
+                producer_info = mfma.lookup(producer["asm"], ctx.arch_name)
+                needed = producer_info.dependent_spacing if producer_info else None
+                if needed is not None and gap < needed:
+                    note += (
+                        f"; reads the result of MFMA #{producer['index']} after {gap} "
+                        f"instruction(s), needs {needed}"
+                    )
+                break
+        slow.append((ins, note))
+    if not slow:
+        return []
+    slow.sort(key=lambda pair: -(pair[0].get("stall_cycles") or 0))
+    stall = sum(ins.get("stall_cycles") or 0 for ins, _ in slow)
+    finding_share = ctx.share(stall)
+    evidence = [ctx.evidence(ins, note) for ins, note in slow[:6]]
+    real = [e.location for e in evidence if e.location and not ctx.is_artifact(e.location)]
+    location = real[0] if real else None
+    chained = any("needs" in note for _, note in slow)
+    return [
+        Finding(
+            id=finding_id("MFMA-dependency-chain", location),
+            rule="MFMA-dependency-chain",
+            title=f"{len(slow)} MFMA(s) run at ≥{SLOW_FACTOR:.0f}× their pass latency",
+            priority=priority_for_share(finding_share, cap="HIGH" if location else "MED"),
+            stall_share=round(finding_share, 4),
+            estimated_gain=hiding_gain(finding_share, 0.3, 0.8, "the MFMA stall"),
+            root_cause=(
+                (
+                    "Dependent MFMAs read a previous MFMA's result as SrcA/SrcB before the required "
+                    "spacing (no forwarding on those operands). "
+                    if chained
+                    else "MFMAs wait on operands, a dependency or issue contention. "
+                )
+                + "Back-to-back accumulation into the same vDst (SrcC) is forwarded and is fine."
+            ),
+            fix=(
+                "Interleave independent MFMAs (other output tiles, or split-K accumulators) between "
+                "a producer and its consumer so the required spacing is met; make sure operands "
+                "come from registers loaded well ahead."
+            ),
+            schematic="acc0 = mfma(a0, b0, acc0); acc1 = mfma(a1, b1, acc1)   # alternate chains",
+            evidence=evidence,
+            location=location,
+            effort="medium",
+        )
+    ]

@@ -1,0 +1,58 @@
+"""Build the `kerneltrace.summary/1` document: per kernel, per dispatch, findings in priority order."""
+
+from __future__ import annotations
+
+from kerneltrace import __version__
+from kerneltrace.plan.context import PlanContext
+from kerneltrace.plan.rules import run_all
+from kerneltrace.plan.rules.memory import l2_metrics
+
+SCHEMA = "kerneltrace.summary/1"
+
+
+def is_synthetic(hotspot_doc: dict) -> bool:
+    """True when the capture came from kerneltrace.synth (the document or its metadata says so)."""
+    meta = hotspot_doc.get("metadata") or {}
+    return bool(hotspot_doc.get("synthetic") or (isinstance(meta, dict) and meta.get("synthetic")))
+
+
+def l2_for(kernel: str | None, l2_docs: list[dict]) -> dict | None:
+    """The first L2 document that has metrics for this kernel."""
+    return next((doc for doc in l2_docs if l2_metrics(doc, kernel)), None)
+
+
+def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None) -> dict:
+    ctx = PlanContext(hotspot_doc, l2_doc)
+    findings = run_all(ctx)
+    entry = {
+        "dispatch_dir": hotspot_doc.get("dispatch_dir"),
+        "dispatch": hotspot_doc.get("dispatch"),
+        "arch": hotspot_doc.get("arch"),
+        "format": hotspot_doc.get("format"),
+        "synthetic": is_synthetic(hotspot_doc),
+        "totals": hotspot_doc.get("totals"),
+        "stall_by_type": hotspot_doc.get("stall_by_type") or [],
+        "occupancy": hotspot_doc.get("occupancy"),
+        "source_mapping": hotspot_doc.get("source_mapping"),
+        "findings": [finding.to_dict() for finding in findings],
+    }
+    metrics = l2_metrics(l2_doc, hotspot_doc.get("kernel"))
+    if metrics:
+        entry["l2"] = metrics
+    return entry
+
+
+def build_summary(hotspot_docs: list[dict], l2_docs: list[dict], run: str | None = None) -> dict:
+    """Group dispatches by kernel (first-seen order) and run every rule on each dispatch."""
+    kernels: dict[str, dict] = {}
+    for doc in hotspot_docs:
+        name = doc.get("kernel") or "(unknown kernel)"
+        kernel = kernels.setdefault(name, {"name": name, "dispatches": []})
+        kernel["dispatches"].append(dispatch_entry(doc, l2_for(doc.get("kernel"), l2_docs)))
+    return {
+        "schema": SCHEMA,
+        "tool": {"name": "kernel-trace-analysis", "version": __version__},
+        "run": run,
+        "synthetic": any(is_synthetic(doc) for doc in hotspot_docs),
+        "kernels": list(kernels.values()),
+    }

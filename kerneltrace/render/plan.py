@@ -1,0 +1,160 @@
+"""Render plan.md (Markdown, sanitised) and plan.html (autoescaped, self-contained) with Jinja2."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "workflow" / "templates"
+TOP_LINES = 5
+HEAT_LINES = 15
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def md_text(value: object) -> str:
+    """Plain text safe inside Markdown (and inline HTML): specials escaped, one line."""
+    text = re.sub(r"\s+", " ", str(value))
+    return _MD_SPECIAL.sub(r"\\\1", text).replace("&", "&amp;")
+
+
+def md_code(value: object) -> str:
+    """An inline code span whose fence is longer than any backtick run inside (no breakout)."""
+    text = " ".join(str(value).split())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}" if text else ""
+
+
+def md_prose(value: object) -> str:
+    """Prose with `code spans` kept as code (sanitised) and everything else escaped as text."""
+    parts = re.split(r"`([^`]*)`", " ".join(str(value).split()))
+    return "".join(
+        md_code(part) if odd else md_text(part)
+        for odd, part in ((i % 2 == 1, p) for i, p in enumerate(parts))
+    )
+
+
+def md_cell(value: object) -> str:
+    """Text for a Markdown table cell (pipes escaped even inside code)."""
+    return str(value).replace("|", "\\|")
+
+
+def fmt_cycles(value: object) -> str:
+    return f"{value:,}" if isinstance(value, int) else ("n/a" if value is None else str(value))
+
+
+def fmt_pct(value: object, digits: int = 1) -> str:
+    return f"{value:.{digits}%}" if isinstance(value, int | float) else "n/a"
+
+
+def fmt_gain(gain: dict | None) -> str:
+    if not gain:
+        return "not estimated"
+    if not gain.get("high"):
+        return "none expected"
+    return (
+        f"{gain['low']:.1%}–{gain['high']:.1%} of stall cycles ({gain.get('status', 'hypothesis')})"
+    )
+
+
+def _environment(autoescape: bool):
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=autoescape,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        md=md_text,
+        prose=md_prose,
+        code=md_code,
+        cell=md_cell,
+        cycles=fmt_cycles,
+        pct=fmt_pct,
+        gain=fmt_gain,
+    )
+    return env
+
+
+def _hotspot_index(hotspot_docs: list[dict]) -> dict[str, dict]:
+    return {doc.get("dispatch_dir"): doc for doc in hotspot_docs}
+
+
+def dispatch_view(dispatch: dict, hotspot_doc: dict | None) -> dict:
+    """Everything a template needs for one dispatch, in display order."""
+    doc = hotspot_doc or {}
+    findings = dispatch["findings"]
+    lines = [line for line in doc.get("source_lines") or [] if (line.get("stall_cycles") or 0) > 0]
+    real = [line for line in lines if not line.get("artifact")][:TOP_LINES]
+    by_location: dict[str, list[dict]] = {}
+    for finding in findings:
+        if finding.get("location"):
+            by_location.setdefault(finding["location"], []).append(finding)
+    shown = {line["location"] for line in real}
+    top_stall = max((line.get("stall_cycles") or 0 for line in lines), default=0)
+    stall_by_type = dispatch.get("stall_by_type") or []
+    return {
+        "dispatch": dispatch,
+        "kernel_doc": doc,
+        "top_type": stall_by_type[0] if stall_by_type else None,
+        "hotspots": [
+            {"line": line, "findings": by_location.get(line["location"], [])} for line in real
+        ],
+        "other_findings": [f for f in findings if f.get("location") not in shown],
+        "ranked": [f for f in findings if f.get("ranked", True)],
+        "heat": [
+            {
+                "line": line,
+                "intensity": (line.get("stall_cycles") or 0) / top_stall if top_stall else 0,
+            }
+            for line in lines[:HEAT_LINES]
+        ],
+        "warnings": doc.get("warnings") or [],
+    }
+
+
+def _views(summary: dict, hotspot_docs: list[dict]) -> list[dict]:
+    index = _hotspot_index(hotspot_docs)
+    kernels = []
+    for kernel in summary.get("kernels") or []:
+        dispatches = [
+            dispatch_view(d, index.get(d.get("dispatch_dir"))) for d in kernel["dispatches"]
+        ]
+        kernels.append({"name": kernel["name"], "dispatches": dispatches})
+    return kernels
+
+
+def render_markdown(summary: dict, hotspot_docs: list[dict]) -> str:
+    template = _environment(autoescape=False).get_template("plan.md.j2")
+    return template.render(summary=summary, kernels=_views(summary, hotspot_docs))
+
+
+def render_charts(view: dict) -> dict[str, str]:
+    """Inline SVG charts for one dispatch view (empty strings are skipped by the template)."""
+    from kerneltrace.render import charts
+
+    dispatch, doc = view["dispatch"], view["kernel_doc"]
+    return {
+        "Stall by type": charts.stall_by_type_chart(dispatch.get("stall_by_type") or []),
+        "Top lines": charts.top_lines_chart(doc.get("source_lines") or []),
+        "Occupancy limiters": charts.occupancy_chart(dispatch.get("occupancy") or {}),
+        "L2 / HBM": charts.l2_chart(dispatch.get("l2") or {}),
+    }
+
+
+def render_html(summary: dict, hotspot_docs: list[dict], l2_docs: list[dict] | None = None) -> str:
+    from markupsafe import Markup
+
+    kernels = _views(summary, hotspot_docs)
+    for kernel in kernels:
+        for view in kernel["dispatches"]:
+            # matplotlib output with prologue/comments stripped; all labels are drawn as paths.
+            view["charts"] = {k: Markup(v) for k, v in render_charts(view).items() if v}
+    template = _environment(autoescape=True).get_template("plan.html.j2")
+    return template.render(summary=summary, kernels=kernels, l2_docs=l2_docs or [])
