@@ -1,0 +1,146 @@
+"""rocpd SQLite databases (read-only, un-suffixed views, counters joined to dispatches via event_id)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from kerneltrace.counters.table import strip_sum
+from kerneltrace.errors import InputError
+from kerneltrace.readers.counter_csv import CounterDispatch, CounterRun
+
+REQUIRED_VIEWS = ("rocpd_kernel_dispatch", "rocpd_info_kernel_symbol")
+COUNTER_VIEWS = ("rocpd_pmc_event", "rocpd_info_pmc")
+
+
+@dataclass(frozen=True)
+class KernelSummary:
+    """One kernel of one database: how often and how long it ran (for discovery)."""
+
+    name: str
+    calls: int
+    total_ns: int
+    avg_ns: float
+    guid: str
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open a rocpd database read-only (URI mode=ro; the file is never modified)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("rocpd database not found", str(path), "check the path to the *_results.db file")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('view','table')")}
+    except sqlite3.DatabaseError as err:
+        raise InputError(f"not an SQLite database ({err})", str(path), "pass a rocprofv3 rocpd *_results.db") from err
+    missing = [view for view in REQUIRED_VIEWS if view not in names]
+    if missing:
+        conn.close()
+        raise InputError(
+            f"not a rocpd database (no {', '.join(missing)} view)",
+            str(path),
+            "pass a database written by rocprofv3 --output-format rocpd",
+        )
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _name_expr() -> str:
+    # display_name is the formatted (demangled) name, as in the CSV Kernel_Name column.
+    return "COALESCE(NULLIF(S.display_name, ''), S.kernel_name)"
+
+
+def kernels_summary(path: Path) -> list[KernelSummary]:
+    """Kernels per run (guid) with call count and total/average duration, longest total first."""
+    conn = connect_read_only(path)
+    try:
+        rows = conn.execute(
+            f"""
+            SELECT {_name_expr()} AS name, K.guid AS guid, COUNT(*) AS calls,
+                   SUM(K."end" - K.start) AS total_ns
+            FROM rocpd_kernel_dispatch K
+            JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid
+            GROUP BY K.guid, name
+            ORDER BY total_ns DESC, name
+            """
+        ).fetchall()
+    finally:
+        conn.close()
+    return [
+        KernelSummary(row["name"], int(row["calls"]), int(row["total_ns"] or 0),
+                      (row["total_ns"] or 0) / row["calls"], row["guid"])
+        for row in rows
+    ]
+
+
+def read_rocpd(path: Path) -> list[CounterRun]:
+    """One CounterRun per guid (run) in the database; dispatch ids are never merged across runs."""
+    conn = connect_read_only(path)
+    try:
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        missing = [view for view in COUNTER_VIEWS if view not in names]
+        if missing:
+            raise InputError(
+                f"rocpd database has no counter views ({', '.join(missing)})",
+                str(path),
+                "collect counters with rocprofv3 --pmc (or a -i job with 'pmc')",
+            )
+        rows = conn.execute(
+            f"""
+            SELECT K.guid AS guid, K.dispatch_id AS dispatch_id, {_name_expr()} AS kernel,
+                   K.start AS start, K."end" AS finish, K.agent_id AS agent_id,
+                   P.name AS counter, SUM(E.value) AS value
+            FROM rocpd_kernel_dispatch K
+            JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid
+            JOIN rocpd_pmc_event E ON E.event_id = K.event_id AND E.guid = K.guid
+            JOIN rocpd_info_pmc P ON P.id = E.pmc_id AND P.guid = E.guid
+            GROUP BY K.guid, K.id, P.name
+            ORDER BY K.guid, K.dispatch_id
+            """
+        ).fetchall()
+        agents = _gpu_agents(conn, names)
+    except sqlite3.DatabaseError as err:
+        raise InputError(f"cannot query rocpd database ({err})", str(path), "pass an unmodified rocprofv3 rocpd database") from err
+    finally:
+        conn.close()
+    runs: dict[str, dict[int, CounterDispatch]] = {}
+    for row in rows:
+        if row["value"] is None:
+            raise InputError(f"counter {row['counter']} has no value", f"{path} dispatch {row['dispatch_id']}",
+                             "re-run the capture")
+        dispatches = runs.setdefault(row["guid"], {})
+        dispatch = dispatches.get(row["dispatch_id"])
+        if dispatch is None:
+            dispatch = CounterDispatch(
+                dispatch_id=int(row["dispatch_id"]),
+                kernel=row["kernel"] or "",
+                start_ns=row["start"],
+                end_ns=row["finish"],
+                agent=str(row["agent_id"]),
+            )
+            dispatches[dispatch.dispatch_id] = dispatch
+        dispatch.counters[strip_sum(row["counter"])] = float(row["value"])
+    if not runs:
+        raise InputError("rocpd database has no counter values joined to dispatches", str(path),
+                         "check that the PMC capture matched the kernel")
+    result = []
+    for guid, dispatches in runs.items():
+        run = CounterRun(source=f"{path}#{guid}", format="rocpd",
+                         dispatches=[dispatches[k] for k in sorted(dispatches)])
+        agent_ids = {d.agent for d in run.dispatches}
+        for (agent_guid, agent_id), (name, product) in agents.items():
+            if agent_guid == guid and str(agent_id) in agent_ids:
+                run.arch, run.product = name, product
+                run.arch_source = "rocpd_info_agent.name"
+                break
+        result.append(run)
+    return result
+
+
+def _gpu_agents(conn: sqlite3.Connection, names: set[str]) -> dict[tuple[str, int], tuple[str | None, str | None]]:
+    if "rocpd_info_agent" not in names:
+        return {}
+    rows = conn.execute("SELECT guid, id, name, product_name FROM rocpd_info_agent WHERE type = 'GPU'")
+    return {(row["guid"], row["id"]): (row["name"] or None, row["product_name"] or None) for row in rows}
