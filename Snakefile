@@ -1,0 +1,33 @@
+# Entry point: kernel-trace-analysis (rocprofv3 ATT/PMC captures -> optimization plan).
+# Uses: see docs/pipeline.md. Stage rules live in workflow/rules/*.smk.
+import os
+
+
+min_version("9.1.0")
+
+
+configfile: os.path.join(workflow.basedir, "config", "config.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/discover.smk"
+include: "workflow/rules/capture.smk"
+include: "workflow/rules/analysis.smk"
+include: "workflow/rules/report.smk"
+
+
+# Stages owned by other rule files join the DAG once they exist.
+if os.path.exists(os.path.join(workflow.basedir, "workflow", "rules", "pmc.smk")):
+
+    include: "workflow/rules/pmc.smk"
+
+
+if os.path.exists(os.path.join(workflow.basedir, "workflow", "rules", "regression.smk")):
+
+    include: "workflow/rules/regression.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets,

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Discover kernels: run `rocprofv3 --kernel-trace --stats` on a command (or read existing stats) → kernels.tsv/.md."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+
+from kerneltrace import atomic  # noqa: E402
+from kerneltrace.errors import InputError, run_cli  # noqa: E402
+from kerneltrace.rocprof import capture, commands, discover  # noqa: E402
+
+
+def resolve_rocprofv3(name: str, env: dict[str, str]) -> str:
+    found = commands.which(name, env)
+    if not found:
+        raise InputError(f"rocprofv3 not found ({name!r} is not an executable on PATH)", "config rocprofv3",
+                         "install ROCm >= 7.0 or set `rocprofv3: /opt/rocm/bin/rocprofv3` in the config "
+                         "(or --config rocprofv3=PATH)")
+    return found
+
+
+def discover_kernels(*, cmd: str | None, stats: Path | None, raw_dir: Path, rocprofv3: str,
+                     env_extra: dict[str, str], timeout: float, kernel: str | None, top_kernels: int,
+                     log_path: Path, table: Path, markdown: Path) -> list[discover.KernelRow]:
+    if stats is None:
+        if not cmd:
+            raise InputError("no command to profile", "discover_kernels", "give --cmd or --stats")
+        env = commands.child_env(os.environ, env_extra)
+        exe = resolve_rocprofv3(rocprofv3, env)
+        capture.run_discovery(rocprofv3=exe, app=commands.AppCommand(cmd), env=env, final_dir=raw_dir,
+                              log_path=log_path, timeout=timeout)
+        stats = discover.find_stats_file(raw_dir)
+        if stats is None:
+            raise InputError("rocprofv3 wrote no *_kernel_stats.csv nor results.db", str(raw_dir),
+                             f"check the log {log_path}; the command may launch no GPU kernel")
+    rows = discover.select_kernels(discover.read_discovery(stats), kernel, top_kernels)
+    atomic.write_text(table, discover.to_tsv(rows))
+    atomic.write_text(markdown, discover.to_markdown(rows))
+    return rows
+
+
+def main_from_snakemake(snakemake) -> None:  # noqa: ANN001 - the Snakemake object
+    from kerneltrace.rocprof.smk import run_job
+
+    def job(smk) -> None:  # noqa: ANN001
+        table = Path(smk.output.table)
+        discover_kernels(cmd=smk.params.cmd, stats=None, raw_dir=table.parent / "raw",
+                         rocprofv3=smk.params.rocprofv3, env_extra=dict(smk.params.env),
+                         timeout=float(smk.params.timeout), kernel=smk.params.kernel,
+                         top_kernels=int(smk.params.top_kernels), log_path=Path(smk.log[0]),
+                         table=table, markdown=Path(smk.output.markdown))
+
+    run_job(snakemake, job)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--cmd", help="benchmark command (one shell string, run once by bash -c)")
+    source.add_argument("--stats", type=Path, help="existing *_kernel_stats.csv or rocpd *_results.db")
+    parser.add_argument("--out-dir", type=Path, default=Path("discover"), help="output folder (default: discover)")
+    parser.add_argument("--rocprofv3", default="rocprofv3", help="rocprofv3 executable")
+    parser.add_argument("--kernel", help="regex selecting kernels (default: the top --top-kernels)")
+    parser.add_argument("--top-kernels", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds (0 = none)")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra environment for the command (repeatable)")
+    args = parser.parse_args(argv)
+    env_extra = dict(item.split("=", 1) for item in args.env if "=" in item)
+    rows = discover_kernels(cmd=args.cmd, stats=args.stats, raw_dir=args.out_dir / "raw",
+                            rocprofv3=args.rocprofv3, env_extra=env_extra, timeout=args.timeout,
+                            kernel=args.kernel, top_kernels=args.top_kernels,
+                            log_path=args.out_dir / "discover.log", table=args.out_dir / "kernels.tsv",
+                            markdown=args.out_dir / "kernels.md")
+    sys.stdout.write(discover.to_markdown(rows))
+    return 0
+
+
+if "snakemake" in globals():
+    main_from_snakemake(snakemake)  # noqa: F821
+elif __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Write one rocprofv3 -i job file (one ATT job) for one kernel; YAML via yaml.safe_dump or JSON."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import argparse  # noqa: E402
+
+from kerneltrace import atomic  # noqa: E402
+from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.rocprof import jobfile  # noqa: E402
+
+
+def job_text(kernel_name: str, settings: dict, job_format: str) -> str:
+    values = {k: v for k, v in settings.items() if v is not None}
+    if "att_library_path" in values:
+        values["att_library_path"] = tuple(values["att_library_path"])
+    att = jobfile.AttSettings(**values)
+    return jobfile.dump_jobs([jobfile.att_job(jobfile.exact_name_regex(kernel_name), att)], job_format)
+
+
+def main_from_snakemake(snakemake) -> None:  # noqa: ANN001
+    from kerneltrace.rocprof.smk import run_job
+
+    def job(smk) -> None:  # noqa: ANN001
+        atomic.write_text(smk.output.job, job_text(smk.params.kernel_name, dict(smk.params.settings),
+                                                   smk.params.job_format))
+
+    run_job(snakemake, job)
+
+
+def main(argv: list[str] | None = None) -> int:
+    defaults = jobfile.AttSettings()
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("kernel_name", help="exact kernel name as in the discovery table (escaped + anchored)")
+    parser.add_argument("-o", "--output", type=Path, help="job file (suffix .yaml/.json); default stdout")
+    parser.add_argument("--format", choices=jobfile.JOB_FORMATS, default="yaml")
+    parser.add_argument("--iterations", default=defaults.kernel_iteration_range,
+                        help="kernel_iteration_range, a set of 1-based iterations (default %(default)s)")
+    parser.add_argument("--att-target-cu", default=defaults.att_target_cu)
+    parser.add_argument("--att-shader-engine-mask", default=defaults.att_shader_engine_mask)
+    parser.add_argument("--att-simd-select", default=defaults.att_simd_select)
+    parser.add_argument("--att-buffer-size", default=defaults.att_buffer_size)
+    parser.add_argument("--att-library-path", action="append", default=[])
+    args = parser.parse_args(argv)
+    cu = args.att_target_cu
+    settings = {"kernel_iteration_range": args.iterations,
+                "att_target_cu": int(cu) if str(cu).isdigit() else cu,
+                "att_shader_engine_mask": args.att_shader_engine_mask,
+                "att_simd_select": args.att_simd_select, "att_buffer_size": args.att_buffer_size,
+                "att_library_path": args.att_library_path}
+    text = job_text(args.kernel_name, settings, args.format)
+    if args.output:
+        atomic.write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if "snakemake" in globals():
+    main_from_snakemake(snakemake)  # noqa: F821
+elif __name__ == "__main__":
+    sys.exit(run_cli(main))

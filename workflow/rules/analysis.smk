@@ -1,0 +1,42 @@
+# Analysis: the dispatch dirs of a run (checkpoint, both modes) and one hotspot report per dir.
+
+
+checkpoint dispatches:
+    input:
+        decoded=decoded_manifests,
+    output:
+        manifest="results/{run}/dispatches.tsv",
+        notes="results/{run}/dispatches.md",
+    log:
+        "logs/{run}/dispatches.log",
+    localrule: True
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        mode=run_param("mode"),
+        search_dir=run_param("dir"),
+    script:
+        "../../scripts/find_dispatch_dirs.py"
+
+
+rule hotspots:
+    input:
+        manifest="results/{run}/dispatches.tsv",
+        analyzer=os.path.join(SCRIPTS, "hotspot_analyzer.py"),
+    output:
+        json="results/{run}/hotspots/{dispatch}.json",
+        text="results/{run}/hotspots/{dispatch}.txt",
+    log:
+        "logs/{run}/hotspots/{dispatch}.log",
+    benchmark:
+        "benchmarks/{run}/hotspots/{dispatch}.tsv"
+    conda:
+        "../envs/analysis.yaml"
+    params:
+        python=sys.executable,
+        dispatch_dir=dispatch_param("dispatch_dir"),
+        extra=hotspot_args,
+        topk=config["topk"],
+    shell:
+        "{params.python:q} {input.analyzer:q} {params.dispatch_dir:q} --topk {params.topk}"
+        " {params.extra} --json {output.json:q} > {output.text:q} 2> {log:q}"

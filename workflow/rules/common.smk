@@ -1,0 +1,181 @@
+# Config validation, the runs of this invocation, and helpers shared by every rule file.
+import os
+import re
+import sys
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+sys.path.insert(0, os.path.abspath(os.path.join(workflow.basedir)))
+
+from kerneltrace.errors import InputError  # noqa: E402
+from kerneltrace.rocprof import dispatchdirs, jobfile  # noqa: E402
+from kerneltrace.rocprof.discover import read_tsv  # noqa: E402
+from kerneltrace.rocprof.runs import build_runs  # noqa: E402
+
+REPO = workflow.basedir
+SCHEMA = os.path.join(REPO, "workflow", "schemas", "config.schema.yaml")
+EXAMPLE_DIR = os.path.join(REPO, "examples", "synthetic_gemm")
+SCRIPTS = os.path.join(REPO, "scripts")
+
+
+def _known_keys():
+    import yaml
+
+    with open(SCHEMA, encoding="utf-8") as handle:
+        return set(yaml.safe_load(handle)["properties"])
+
+
+_unknown = sorted(set(config) - _known_keys())
+if _unknown:
+    raise WorkflowError(
+        f"unknown config key(s): {', '.join(_unknown)}. Valid keys: "
+        f"{', '.join(sorted(_known_keys()))} (see config/README.md)"
+    )
+validate(config, schema=SCHEMA)
+
+try:
+    RUNS, _note = build_runs(config, EXAMPLE_DIR, os.getcwd())
+except InputError as err:
+    raise WorkflowError(f"config: {err}")
+print(f"kernel-trace-analysis: {_note}", file=sys.stderr)
+
+JOB_SUFFIX = jobfile.job_suffix(config["job_format"])
+
+# Hooks for optional rule files (pmc.smk, regression.smk): append functions, see docs/pipeline.md.
+PLAN_L2_INPUTS = []  # f(run) -> list of L2 JSON paths for the plan
+ALL_EXTRA_TARGETS = []  # f() -> list of extra targets for rule all
+
+
+wildcard_constraints:
+    run="|".join(re.escape(name) for name in RUNS),
+    kernel=r"k\d{3}",
+    dispatch=r"[A-Za-z0-9_-]+",
+
+
+def run_spec(run):
+    if run not in RUNS:
+        raise WorkflowError(f"unknown run {run!r}; runs: {', '.join(RUNS)}")
+    return RUNS[run]
+
+
+def rocprofv3_path():
+    return config["rocprofv3"]
+
+
+def capture_env(run):
+    """Extra environment for the profiled command of this run (config env + run env)."""
+    return dict(run_spec(run).env)
+
+
+def selected_kernels(run):
+    """Ids (k000, ...) of the kernels chosen by discovery; waits for the discover checkpoint."""
+    table = checkpoints.discover_kernels.get(run=run).output.table
+    return [row.id for row in read_tsv(table) if row.selected]
+
+
+def kernel_name(run, kernel):
+    table = f"results/{run}/discover/kernels.tsv"
+    for row in read_tsv(table):
+        if row.id == kernel:
+            return row.name
+    raise WorkflowError(f"{kernel} not in {table}")
+
+
+def dispatch_rows(run):
+    """Rows of results/{run}/dispatches.tsv; waits for the dispatches checkpoint."""
+    manifest = checkpoints.dispatches.get(run=run).output.manifest
+    return dispatchdirs.read_manifest(manifest)
+
+
+def dispatch_row(run, dispatch):
+    for row in dispatchdirs.read_manifest(f"results/{run}/dispatches.tsv"):
+        if row["id"] == dispatch:
+            return row
+    raise WorkflowError(f"dispatch {dispatch} not in results/{run}/dispatches.tsv")
+
+
+def all_targets(wildcards):
+    targets = []
+    for run in RUNS:
+        targets += [f"reports/{run}/plan.md", f"reports/{run}/plan.html"]
+    for extra in ALL_EXTRA_TARGETS:
+        targets += list(extra())
+    return targets
+
+
+def run_param(field):
+    """Params function: one RunSpec field of the job's run (e.g. run_param("cmd"))."""
+
+    def value(wildcards):
+        return getattr(run_spec(wildcards.run), field)
+
+    return value
+
+
+def run_env(wildcards):
+    return capture_env(wildcards.run)
+
+
+def kernel_name_param(wildcards):
+    return kernel_name(wildcards.run, wildcards.kernel)
+
+
+def att_settings(wildcards):
+    """ATT job values for write_input_yaml (config, with per-run overrides)."""
+    spec = run_spec(wildcards.run)
+    return {
+        "kernel_iteration_range": spec.iterations,
+        "att_target_cu": spec.att_target_cu,
+        "att_shader_engine_mask": config["att_shader_engine_mask"],
+        "att_simd_select": config["att_simd_select"],
+        "att_buffer_size": config["att_buffer_size"],
+        "truncate_kernels": config["truncate_kernels"],
+        "att_library_path": list(config["att_library_path"]),
+    }
+
+
+def decoded_manifests(wildcards):
+    """Per-kernel decode manifests of a cmd run; nothing for a dir run."""
+    if run_spec(wildcards.run).mode != "cmd":
+        return []
+    return expand(
+        "results/{run}/att/{kernel}/dispatches.tsv",
+        run=wildcards.run,
+        kernel=selected_kernels(wildcards.run),
+    )
+
+
+def dispatch_param(field):
+    def value(wildcards):
+        return dispatch_row(wildcards.run, wildcards.dispatch)[field]
+
+    return value
+
+
+def hotspot_args(wildcards):
+    """Optional analyzer arguments, shell-quoted (metadata CSVs found beside the dispatch dir)."""
+    import shlex
+
+    row = dispatch_row(wildcards.run, wildcards.dispatch)
+    args = []
+    if row["kernel_trace_csv"]:
+        args += ["--kernel-trace", row["kernel_trace_csv"]]
+    if row["agent_info_csv"]:
+        args += ["--agent-info", row["agent_info_csv"]]
+    return shlex.join(args)
+
+
+def plan_hotspots(wildcards):
+    return expand(
+        "results/{run}/hotspots/{dispatch}.json",
+        run=wildcards.run,
+        dispatch=[row["id"] for row in dispatch_rows(wildcards.run)],
+    )
+
+
+def plan_l2(wildcards):
+    files = []
+    for provider in PLAN_L2_INPUTS:
+        files += list(provider(wildcards.run))
+    return files
