@@ -1,0 +1,77 @@
+"""Synthetic rocprofv3 capture generator (tests, the bundled example, the rocprofv3 test double, benches).
+
+Everything it writes is SYNTHETIC but follows the real layouts of docs/rocprof-formats.md
+(§3.4, §6, §8): file names, CSV headers, JSON key order, row layouts and the §8.10
+aggregation invariant (code.json Hit/Latency/Stall/Idle are computed from the wave files).
+
+API::
+
+    spec = demo_gemm(arch="gfx942")                  # or demo_vec_add(), demo_large(scale)
+    waves = simulate(spec)                           # list[WaveRecord], deterministic per spec.seed
+    d = write_dispatch_dir(parent, spec, variant="v3", agent_handle=20001, dispatch_id=1,
+                           with_waves=True, with_source=True, with_realtime=True)
+    # -> parent/ui_output_agent_20001_dispatch_1/ + parent/stats_ui_output_agent_20001_dispatch_1.csv
+    #    variants: "v3" | "v3-develop" | "pcsampling" | "legacy" | "empty" | "no-source"
+    dirs = write_att_run(out_dir, [spec], output_file="att", calls=3, traced_iteration=1)
+    # -> ui_output_* dirs, stats_*.csv, att_kernel_trace.csv, att_agent_info.csv, *.att, *.out
+    paths = write_discovery_run(out_dir, [spec, ...], output_file="discover", calls=5)
+    # -> discover_kernel_stats.csv, _kernel_trace.csv, _agent_info.csv, _domain_stats.csv
+    write_counter_collection(path, counter_rows(spec, dispatch_id, {"TCC_HIT_sum": 1.0e6}))
+
+Build your own kernels with KernelSpec / SynthInstruction / LoopRegion / WaveLayout /
+KernelResources (see kerneltrace/synth/spec.py and docs/synthetic-captures.md).
+"""
+
+from kerneltrace.synth.csvs import SYNTH_DEVICES, CounterRow, DispatchRow, SynthDevice
+from kerneltrace.synth.simulate import WaveRecord, aggregate, decoder_category, simulate
+from kerneltrace.synth.spec import (
+    GEMM_LINES,
+    READY_MADE,
+    KernelResources,
+    KernelSpec,
+    LoopRegion,
+    SynthInstruction,
+    WaveLayout,
+    demo_gemm,
+    demo_large,
+    demo_vec_add,
+)
+from kerneltrace.synth.writers import (
+    VARIANTS,
+    counter_rows,
+    dispatch_dir_name,
+    dispatch_row,
+    write_att_run,
+    write_counter_collection,
+    write_discovery_run,
+    write_dispatch_dir,
+)
+
+__all__ = [
+    "GEMM_LINES",
+    "READY_MADE",
+    "SYNTH_DEVICES",
+    "VARIANTS",
+    "CounterRow",
+    "DispatchRow",
+    "KernelResources",
+    "KernelSpec",
+    "LoopRegion",
+    "SynthDevice",
+    "SynthInstruction",
+    "WaveLayout",
+    "WaveRecord",
+    "aggregate",
+    "counter_rows",
+    "decoder_category",
+    "demo_gemm",
+    "demo_large",
+    "demo_vec_add",
+    "dispatch_dir_name",
+    "dispatch_row",
+    "simulate",
+    "write_att_run",
+    "write_counter_collection",
+    "write_discovery_run",
+    "write_dispatch_dir",
+]
