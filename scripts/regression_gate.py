@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Fail (exit 1) when reports/{run}/regression.json says the run regressed; else write a pass flag."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import argparse  # noqa: E402
+
+from kerneltrace.analysis.compare_inputs import read_json  # noqa: E402
+from kerneltrace.analysis.regression import gate_message  # noqa: E402
+from kerneltrace.atomic import write_text  # noqa: E402
+from kerneltrace.errors import run_cli  # noqa: E402
+
+EXIT_REGRESSED = 1
+
+
+def gate(report: Path, flag: Path) -> str | None:
+    """The failure message, or None after writing the pass flag."""
+    result = read_json(Path(report))
+    message = gate_message(result)
+    if message is None:
+        write_text(flag, f"{result.get('run')}: {result.get('verdict')}\n")
+    return message
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("report", type=Path, help="regression.json")
+    parser.add_argument("flag", type=Path, help="file written when the gate passes")
+    args = parser.parse_args(argv)
+    message = gate(args.report, args.flag)
+    if message:
+        print(f"regression gate: {message}", file=sys.stderr)
+        return EXIT_REGRESSED
+    return 0
+
+
+def from_snakemake(smk) -> None:
+    message = gate(smk.input.report, smk.output.flag)
+    with open(smk.log[0], "w") as log:
+        print(f"regression gate: {message or 'passed'}", file=log)
+    if message:
+        # Snakemake keeps regression.md/json (another job's outputs); only this job fails.
+        raise SystemExit(f"regression gate: {message}")
+
+
+if "snakemake" in globals():
+    from_snakemake(snakemake)  # noqa: F821
+elif __name__ == "__main__":
+    sys.exit(run_cli(main))

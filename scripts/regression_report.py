@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Write reports/{run}/regression.{json,md}: one run's hotspots against a baseline reports/ folder."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import argparse  # noqa: E402
+
+from kerneltrace.analysis.compare import parse_thresholds  # noqa: E402
+from kerneltrace.analysis.regression import regression_check  # noqa: E402
+from kerneltrace.atomic import write_json, write_text  # noqa: E402
+from kerneltrace.errors import InputError, run_cli  # noqa: E402
+from kerneltrace.render.compare import render_markdown  # noqa: E402
+
+
+def write_outputs(baseline, run, hotspots, thresholds, json_path, md_path) -> dict:
+    result = regression_check(Path(baseline), run, [Path(p) for p in hotspots],
+                              parse_thresholds(thresholds))
+    write_json(json_path, result)
+    header = f"<!-- regression report: run {run} vs {result['baseline']} -->\n"
+    write_text(md_path, header + render_markdown(result))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--baseline", required=True, type=Path,
+                        help="an earlier run's reports/ folder")
+    parser.add_argument("--run", required=True, help="run name (reports/{run})")
+    parser.add_argument("--thresholds", default="", help="e.g. total_stall=5%%,line_stall=20%%")
+    parser.add_argument("--json", required=True, type=Path, help="regression.json to write")
+    parser.add_argument("--markdown", required=True, type=Path, help="regression.md to write")
+    parser.add_argument("hotspots", nargs="+", type=Path, help="this run's hotspot JSONs")
+    args = parser.parse_args(argv)
+    result = write_outputs(args.baseline, args.run, args.hotspots, args.thresholds, args.json,
+                           args.markdown)
+    print(f"{args.run}: {result['verdict']}")
+    return 0
+
+
+def from_snakemake(smk) -> None:
+    with open(smk.log[0], "w") as log:
+        sys.stderr = log
+        try:
+            result = write_outputs(smk.params.baseline, smk.wildcards.run, list(smk.input.hotspots),
+                                   smk.params.thresholds, smk.output.json, smk.output.md)
+        except InputError as err:
+            print(f"error: {err}", file=log)
+            raise SystemExit(f"error: {err}") from None
+        print(f"{smk.wildcards.run}: {result['verdict']}", file=log)
+
+
+if "snakemake" in globals():
+    from_snakemake(snakemake)  # noqa: F821
+elif __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,61 @@
+# Batch index (reports/index.html) and the regression gate against config `baseline`.
+import functools
+
+
+rule batch_index:
+    input:
+        summaries=expand("reports/{run}/summary.json", run=list(RUNS)),
+        plans=expand("reports/{run}/plan.html", run=list(RUNS)),
+        regressions=(
+            expand("reports/{run}/regression.json", run=list(RUNS))
+            if config.get("baseline")
+            else []
+        ),
+    output:
+        html="reports/index.html",
+    log:
+        "logs/batch_index.log",
+    localrule: True
+    params:
+        reports="reports",
+        runs=list(RUNS),
+    script:
+        "../../scripts/render_index.py"
+
+
+ALL_EXTRA_TARGETS.append(functools.partial(list, ["reports/index.html"]))
+
+
+if config.get("baseline"):
+
+    # Writes the report; never fails on a regression, so its outputs survive a failing gate.
+    rule regression_report:
+        input:
+            hotspots=plan_hotspots,
+        output:
+            json="reports/{run}/regression.json",
+            md="reports/{run}/regression.md",
+        log:
+            "logs/{run}/regression_report.log",
+        localrule: True
+        params:
+            baseline=config["baseline"],
+            thresholds=config.get("regression_thresholds") or {},
+        script:
+            "../../scripts/regression_report.py"
+
+    # Fails the invocation (non-zero exit) when the run regressed beyond the thresholds.
+    rule regression_gate:
+        input:
+            report="reports/{run}/regression.json",
+        output:
+            flag="results/{run}/regression.passed",
+        log:
+            "logs/{run}/regression_gate.log",
+        localrule: True
+        script:
+            "../../scripts/regression_gate.py"
+
+    ALL_EXTRA_TARGETS.append(
+        functools.partial(expand, "results/{run}/regression.passed", run=list(RUNS))
+    )
