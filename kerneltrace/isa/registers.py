@@ -1,0 +1,172 @@
+"""Register usage (VGPR/AGPR/SGPR) from ISA text: ranges count to their last index.
+
+Two sources, in order of authority: compiler resource metadata when the text carries it
+(`.vgpr_count`/`.agpr_count`/`.sgpr_count`, `.amdhsa_next_free_vgpr`/`.amdhsa_accum_offset`/
+`.amdhsa_next_free_sgpr`), else a scan of instruction operands (a lower bound: the allocation is
+at least the highest register index used + 1).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# Operand tokens. `acc` is the older spelling of AGPRs (acc0, acc[0:3]).
+_RANGE = re.compile(r"(?<![\w.$])(v|a|acc|s)\[(\d+)\s*:\s*(\d+)\]", re.IGNORECASE)
+_SINGLE = re.compile(r"(?<![\w.$])(v|a|acc|s)(\d+)(?![\w])", re.IGNORECASE)
+_VCC = re.compile(r"(?<![\w.$])vcc(?:_lo|_hi)?(?![\w])", re.IGNORECASE)
+# Opcodes that read or write VCC implicitly (VOPC / VOP2 carry forms, vcc branches).
+_IMPLICIT_VCC = re.compile(
+    r"^(v_cmpx?_\w*_e32|v_cndmask_b32_e32|v_(add|sub|subrev)(c|b|brev)?_co_u32_e32|"
+    r"v_(add|sub|subrev)_co_ci_u32_e32|v_div_fmas_\w+|s_cbranch_vcc\w*)"
+)
+_MFMA = re.compile(r"^(v_mfma|v_smfmac)")
+
+# Resource metadata as printed by the compiler (YAML note or .amdhsa directives).
+_META_PATTERNS: dict[str, re.Pattern[str]] = {
+    "vgpr_count": re.compile(r"\.vgpr_count:\s*(\d+)"),
+    "agpr_count": re.compile(r"\.agpr_count:\s*(\d+)"),
+    "sgpr_count": re.compile(r"\.sgpr_count:\s*(\d+)"),
+    "next_free_vgpr": re.compile(r"\.amdhsa_next_free_vgpr\s+(\d+)"),
+    "accum_offset": re.compile(r"\.amdhsa_accum_offset\s+(\d+)"),
+    "next_free_sgpr": re.compile(r"\.amdhsa_next_free_sgpr\s+(\d+)"),
+}
+
+
+@dataclass(frozen=True)
+class RegisterUsage:
+    """Registers a kernel uses. `source` is "isa-scan", "metadata" or "none" (nothing found).
+
+    arch_vgprs / agprs / sgprs are counts (highest index + 1). From an ISA scan they are lower
+    bounds and sgprs excludes VCC/FLAT_SCRATCH/XNACK_MASK (the occupancy model adds the per-arch
+    reserved SGPRs). `accum_offset` is set only when metadata states it.
+    """
+
+    arch_vgprs: int
+    agprs: int
+    sgprs: int
+    source: str
+    uses_vcc: bool = False
+    has_mfma: bool = False
+    accum_offset: int | None = None
+
+    @property
+    def vgpr_form_mfma(self) -> bool:
+        """MFMA accumulating in arch VGPRs (no AGPR used): Accum_VGPR_Count 0 is then genuine."""
+        return self.has_mfma and self.agprs == 0
+
+    def to_dict(self) -> dict:
+        return {
+            "arch_vgprs": self.arch_vgprs,
+            "agprs": self.agprs,
+            "sgprs": self.sgprs,
+            "source": self.source,
+            "uses_vcc": self.uses_vcc,
+            "has_mfma": self.has_mfma,
+            "accum_offset": self.accum_offset,
+        }
+
+
+def _operands(asm: str) -> tuple[str, str]:
+    """(lower-case opcode, operand text without trailing comments)."""
+    text = asm.strip()
+    for marker in ("//", ";"):
+        cut = text.find(marker)
+        if cut >= 0:
+            text = text[:cut]
+    parts = text.split(None, 1)
+    if not parts:
+        return "", ""
+    return parts[0].lower(), parts[1] if len(parts) > 1 else ""
+
+
+def _scan(asms: Iterable[str]) -> RegisterUsage | None:
+    highest = {"v": -1, "a": -1, "s": -1}
+    uses_vcc = False
+    has_mfma = False
+    seen_instruction = False
+    for asm in asms:
+        if not asm or asm.lstrip().startswith((";", ".")):
+            continue
+        op, operands = _operands(asm)
+        if not op:
+            continue
+        seen_instruction = True
+        if _MFMA.match(op):
+            has_mfma = True
+        if _IMPLICIT_VCC.match(op) or _VCC.search(operands):
+            uses_vcc = True
+        for kind, _first, last in _RANGE.findall(operands):
+            key = "a" if kind.lower() in ("a", "acc") else kind.lower()
+            highest[key] = max(highest[key], int(last))
+        for kind, index in _SINGLE.findall(operands):
+            key = "a" if kind.lower() in ("a", "acc") else kind.lower()
+            highest[key] = max(highest[key], int(index))
+    if not seen_instruction:
+        return None
+    return RegisterUsage(
+        arch_vgprs=highest["v"] + 1,
+        agprs=highest["a"] + 1,
+        sgprs=highest["s"] + 1,
+        source="isa-scan",
+        uses_vcc=uses_vcc,
+        has_mfma=has_mfma,
+    )
+
+
+def parse_resource_metadata(text: str) -> RegisterUsage | None:
+    """Register counts from compiler resource metadata in `text`, or None when absent.
+
+    `.vgpr_count` (code-object metadata) is the combined VGPR count on gfx90a+ (arch + AGPRs);
+    with `.agpr_count` the arch part is the difference. `.amdhsa_next_free_vgpr` with
+    `.amdhsa_accum_offset` splits the same way.
+    """
+    found: dict[str, int] = {}
+    for key, pattern in _META_PATTERNS.items():
+        match = pattern.search(text)
+        if match:
+            found[key] = int(match.group(1))
+    accum_offset = found.get("accum_offset")
+    if "vgpr_count" in found:
+        agprs = found.get("agpr_count", 0)
+        arch = max(found["vgpr_count"] - agprs, 0) if agprs else found["vgpr_count"]
+        sgprs = found.get("sgpr_count", found.get("next_free_sgpr", 0))
+        return RegisterUsage(arch, agprs, sgprs, "metadata", accum_offset=accum_offset)
+    if "next_free_vgpr" in found:
+        total = found["next_free_vgpr"]
+        if accum_offset is not None and accum_offset < total:
+            arch, agprs = accum_offset, total - accum_offset
+        else:
+            arch, agprs = total, 0
+        return RegisterUsage(arch, agprs, found.get("next_free_sgpr", 0), "metadata",
+                             accum_offset=accum_offset)
+    return None
+
+
+def scan_registers(asms: Iterable[str]) -> RegisterUsage:
+    """Register usage of a kernel from its ISA lines (label rows are skipped).
+
+    Metadata lines in the text win over the operand scan; the scan counts `v[172:175]` as 176
+    VGPRs and `a[8:11]` as 12 AGPRs. With no instruction at all the result has source "none".
+    """
+    lines = list(asms)
+    joined = "\n".join(line for line in lines if line and ("." in line))
+    metadata = parse_resource_metadata(joined) if ".vgpr_count" in joined or ".amdhsa_" in joined else None
+    if metadata is not None:
+        scanned = _scan(lines)
+        if scanned is None:
+            return metadata
+        return RegisterUsage(
+            arch_vgprs=metadata.arch_vgprs,
+            agprs=metadata.agprs,
+            sgprs=metadata.sgprs,
+            source="metadata",
+            uses_vcc=scanned.uses_vcc,
+            has_mfma=scanned.has_mfma,
+            accum_offset=metadata.accum_offset,
+        )
+    scanned = _scan(lines)
+    if scanned is None:
+        return RegisterUsage(0, 0, 0, "none")
+    return scanned
