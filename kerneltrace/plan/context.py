@@ -8,7 +8,7 @@ from functools import cached_property
 
 from kerneltrace.plan.findings import Evidence
 
-_REGISTER = re.compile(r"\b([vsa])(?:\[(\d+):(\d+)\]|(\d+))\b")
+_REGISTER = re.compile(r"\b([vsa])(?:\[(\d+):(\d+)\]|(\d+)\b)")
 
 
 def registers(operand: str) -> set[tuple[str, int]]:

@@ -36,6 +36,17 @@ def md_prose(value: object) -> str:
     )
 
 
+def html_prose(value: object):
+    """HTML-escaped prose with `code spans` turned into <code> elements."""
+    from markupsafe import Markup, escape
+
+    parts = re.split(r"`([^`]*)`", str(value))
+    return Markup("").join(
+        Markup("<code>{}</code>").format(part) if i % 2 else escape(part)
+        for i, part in enumerate(parts)
+    )
+
+
 def md_cell(value: object) -> str:
     """Text for a Markdown table cell (pipes escaped even inside code)."""
     return str(value).replace("|", "\\|")
@@ -72,6 +83,7 @@ def _environment(autoescape: bool):
     )
     env.filters.update(
         md=md_text,
+        hprose=html_prose,
         prose=md_prose,
         code=md_code,
         cell=md_cell,

@@ -13,7 +13,7 @@ LOOKBACK = 24
 
 
 def _tables():
-    """(pass cycles, dependent-source spacing) lookups from kerneltrace.isa.mfma; None if absent."""
+    """kerneltrace.isa.mfma (pass latency `mfma_info`, spacing `xdl_read_spacing`); None if absent."""
     try:
         from kerneltrace.isa import mfma
     except ImportError:
@@ -36,22 +36,22 @@ def mfma_dependency_chain(ctx: PlanContext) -> list[Finding]:
     for ins in ctx.program_order:
         if not is_mfma(ins) or not ins.get("hits") or not ins.get("stall_cycles"):
             continue
-        info = mfma.lookup(ins["asm"], ctx.arch_name)
+        info = mfma.mfma_info(ins["asm"])
         if info is None:
             continue
         per_hit = ins["latency_cycles"] / ins["hits"]
-        if per_hit < SLOW_FACTOR * info.pass_cycles:
+        if per_hit < SLOW_FACTOR * info.cycles:
             continue
         before, _ = ctx.neighbours(ins["index"], LOOKBACK, 0)
         sources = _srcs_ab(ins["asm"])
-        note = f"{per_hit:.0f} cycles/hit vs pass latency {info.pass_cycles}"
+        note = f"{per_hit:.0f} cycles/hit vs pass latency {info.cycles}"
         for gap, producer in enumerate(reversed(before)):
             written = (
                 registers(operands(producer["asm"])[0]) if operands(producer["asm"]) else set()
             )
             if is_mfma(producer) and written & sources:
-                producer_info = mfma.lookup(producer["asm"], ctx.arch_name)
-                needed = producer_info.dependent_spacing if producer_info else None
+                producer_info = mfma.mfma_info(producer["asm"])
+                needed = mfma.xdl_read_spacing(producer_info.cycles) if producer_info else None
                 if needed is not None and gap < needed:
                     note += (
                         f"; reads the result of MFMA #{producer['index']} after {gap} "
