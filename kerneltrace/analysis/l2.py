@@ -400,6 +400,12 @@ def _ratio_of_sums(dispatches: list[dict], peak_gbps: float | None) -> dict:
     return out
 
 
+def _counter_medians(matched: list[MatchedDispatch]) -> dict[str, float]:
+    """Median of every collected counter (as named in the input, without '_sum') over the dispatches."""
+    names = sorted({name for m in matched for name in m.counters})
+    return {name: statistics.median(m.counters[name] for m in matched if name in m.counters) for name in names}
+
+
 def _sum_or_none(dispatches: list[dict], key: str) -> float | None:
     values = [d[key] for d in dispatches if d.get(key) is not None]
     return sum(values) if values else None
@@ -412,11 +418,15 @@ def resolve_peak(override: float | None, runs: Sequence[CounterRun], arch: ArchC
     for run in runs:
         if run.peak_gbps:
             return {"gbps": run.peak_gbps, "source": run.peak_source, "reason": None}
+    from kerneltrace.arch.table import get_product
+
     products = [run.product for run in runs if run.product]
     for product in products:
-        peak = table.peak_hbm_gbps(product)
-        if peak:
-            return {"gbps": peak, "source": f"{table.PEAK_SOURCE}: {product}", "reason": None}
+        spec = get_product(product)
+        if spec is not None and spec.peak_hbm_gbps:
+            confirmed = "" if spec.peak_confirmed else ", unconfirmed"
+            return {"gbps": spec.peak_hbm_gbps, "reason": None,
+                    "source": f"arch table: {spec.name} ({spec.source}{confirmed})"}
     if products:
         reason = (f"no peak bandwidth known for product {products[0]!r}"
                   f"{f' ({arch.name})' if arch.name else ''}; pass --peak-gbps (a measured peak is best)")
@@ -471,6 +481,7 @@ def analyze(
         "aggregate": aggregate,
         "spread": spread,
         "ratio_of_sums": _ratio_of_sums(dispatches, peak["gbps"]),
+        "counter_medians": _counter_medians(matched),
         "unavailable": unavailable,
         "warnings": list(dict.fromkeys(warnings)),
     }

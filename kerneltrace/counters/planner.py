@@ -133,27 +133,11 @@ def _fits(keys: Iterable[str], arch: str) -> bool:
     return fits_one_pass(table.counter_base(key, arch) or key for key in keys)
 
 
-_ECMASCRIPT_SYNTAX = set("^$\\.*+?()[]{}|/")
+def job_document(job: PmcJob, kernel_regex: str, output_directory: str, output_file: str = "pmc") -> dict:
+    """One rocprofv3 -i job mapping for a planned pass (rocprof-formats.md section 4.4)."""
+    from kerneltrace.rocprof.jobfile import pmc_job
 
-
-def exact_name_regex(name: str) -> str:
-    """An anchored ECMAScript regex matching exactly `name` (rocprofv3 uses std::regex ECMAScript)."""
-    return "^" + "".join("\\" + ch if ch in _ECMASCRIPT_SYNTAX else ch for ch in name) + "$"
-
-
-def job_document(
-    job: PmcJob, kernel_regex: str, output_directory: str, output_file: str = "pmc"
-) -> dict:
-    """A rocprofv3 -i document with one PMC job (rocprof-formats.md section 4.4)."""
-    return {
-        "jobs": [
-            {
-                "pmc": list(job.counters),
-                "kernel_include_regex": kernel_regex,
-                "kernel_trace": True,
-                "output_directory": output_directory,
-                "output_file": output_file,
-                "output_format": ["csv"],
-            }
-        ]
-    }
+    document = pmc_job(kernel_regex, list(job.counters))
+    document["output_directory"] = output_directory
+    document["output_file"] = output_file
+    return document

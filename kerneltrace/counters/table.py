@@ -1,12 +1,11 @@
 """The single table of PMC counter names per arch, their hardware blocks, per-pass limits and metric needs.
 
-Facts come from ../shared/docs/counters.md (sections 1, 2, 3 and 4); nothing else in the code base
-hard-codes a counter name, a block limit or a peak-bandwidth figure.
+Facts come from ../shared/docs/counters.md (sections 1-3); nothing else in the code base hard-codes a
+counter name or a block limit. Peak bandwidth per product lives in kerneltrace/arch/table.py.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 # Counters per block per hardware pass (aqlprofile gfx9_block_info.h; identical on gfx908..gfx950).
@@ -186,32 +185,3 @@ def metric_keys(metric: str, arch: str) -> tuple[str, ...] | None:
     if family is None or definition is None:
         return None
     return definition.needs.get(family[1])
-
-
-_PRODUCT_TOKEN = re.compile(r"MI\d{3}[A-Z]*", re.IGNORECASE)
-
-# Peak HBM bandwidth in GB/s per product. All values are [unconfirmed] (counters.md section 4):
-# none comes from an AMD specification available to this project. MI325X has no figure.
-PEAK_HBM_GBPS: dict[str, float] = {
-    "MI210": 1600.0,
-    "MI250X": 3200.0,
-    "MI300X": 5300.0,
-    "MI300A": 5300.0,
-    "MI350X": 8000.0,
-    "MI355X": 8000.0,
-}
-PEAK_SOURCE = "product table (counters.md section 4, unconfirmed)"
-
-
-def peak_hbm_gbps(product: str | None) -> float | None:
-    """Peak HBM GB/s for a product name ('AMD Instinct MI300X', 'MI300A_A1'); None when unknown.
-
-    Never inferred from the arch alone: MI300X and MI325X share gfx942.
-    """
-    if not product:
-        return None
-    for token in _PRODUCT_TOKEN.findall(product):
-        peak = PEAK_HBM_GBPS.get(token.upper())
-        if peak is not None:
-            return peak
-    return None

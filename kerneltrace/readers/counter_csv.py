@@ -131,24 +131,19 @@ def sibling_agent_info(path: Path) -> Path | None:
 
 
 def _attach_agent_info(run: CounterRun, counter_path: Path) -> None:
-    # Small adapter over agent_info.csv (GPU rows, Name / Product_Name by header); the full
-    # reader belongs to kerneltrace/readers/csvs.py.
+    from kerneltrace.readers.csvs import gpu_agents, read_agent_info
+
     info = sibling_agent_info(counter_path)
     if info is None:
         return
-    with info.open(newline="", encoding="utf-8", errors="replace") as handle:
-        gpus = [row for row in csv.DictReader(handle) if (row.get("Agent_Type") or "").strip() == "GPU"]
+    gpus = gpu_agents(read_agent_info(info))
     if not gpus:
         return
     agents = {d.agent for d in run.dispatches if d.agent}
-    chosen = gpus[0]
-    for row in gpus:
-        if f"Agent {row.get('Logical_Node_Id', '').strip()}" in agents:
-            chosen = row
-            break
-    run.arch = (chosen.get("Name") or "").strip() or None
+    chosen = next((g for g in gpus if f"Agent {g.logical_node_id}" in agents), gpus[0])
+    run.arch = chosen.name or None
     run.arch_source = f"{info.name} Name"
-    run.product = (chosen.get("Product_Name") or "").strip() or None
+    run.product = chosen.product_name or None
 
 
 def find_counter_csvs(directory: Path) -> list[Path]:

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""L2/HBM analyzer CLI: counter CSVs, a rocprof-compute workload dir or a rocpd .db -> text + kerneltrace.l2/1 JSON."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+
+from kerneltrace.errors import InputError, run_cli  # noqa: E402
+
+EA_CHANNELS_WARNING = (
+    "warning: --ea-channels is ignored. The *_sum counters already cover every L2 channel; read bytes "
+    "come from the request-size counters instead (128-byte requests are counted by TCC_BUBBLE_sum on "
+    "gfx942, TCC_EA0_RDREQ_128B_sum on gfx950), so no channel multiplier is needed."
+)
+
+
+def analyze_paths(paths: list[Path], *, kernel: str | None, arch: str | None, ideal_gb: float | None,
+                  peak_gbps: float | None) -> dict:
+    from kerneltrace.analysis.l2 import analyze
+    from kerneltrace.readers.counter_csv import load_pmc_inputs
+
+    if ideal_gb is not None and ideal_gb <= 0:
+        raise InputError(f"--ideal-gb must be positive, got {ideal_gb}", "command line", "omit it or pass e.g. --ideal-gb 1.5")
+    if peak_gbps is not None and peak_gbps <= 0:
+        raise InputError(f"--peak-gbps must be positive, got {peak_gbps}", "command line", "omit it or pass e.g. --peak-gbps 5300")
+    return analyze(load_pmc_inputs(paths), kernel=kernel, arch=arch, ideal_gb=ideal_gb, peak_gbps=peak_gbps)
+
+
+def main_from_snakemake(snakemake) -> None:  # noqa: ANN001 - the Snakemake object
+    from kerneltrace import atomic
+    from kerneltrace.rocprof.smk import run_job
+
+    def job(smk) -> None:  # noqa: ANN001
+        inputs = [Path(p) for p in smk.params.inputs]
+        doc = analyze_paths(inputs, kernel=smk.params.kernel or None, arch=smk.params.arch or None,
+                            ideal_gb=smk.params.ideal_gb or None, peak_gbps=smk.params.peak_gbps or None)
+        atomic.write_json(smk.output.json, doc)
+
+    run_job(snakemake, job)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="L2 hit rate, read-size mix, fabric read/write bytes, DRAM share, over-fetch and "
+        "achieved bandwidth per dispatch and aggregated (median, spread), with decision-tree verdicts.",
+    )
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE",
+                        help="*_counter_collection.csv files (each = one run), a directory with pass_N/ "
+                        "subdirs, a rocprof-compute workload dir, or a rocpd .db")
+    parser.add_argument("--kernel", metavar="SUBSTR", help="select the kernel (exact name or a unique substring)")
+    parser.add_argument("--ideal-gb", type=float, help="bytes the kernel must read per dispatch, in GB (1e9)")
+    parser.add_argument("--arch", help="gfx target (default: agent_info / sysinfo / rocpd, else counter names)")
+    parser.add_argument("--peak-gbps", type=float, help="peak HBM bandwidth in GB/s (overrides the product table)")
+    parser.add_argument("--json", metavar="PATH", help="write kerneltrace.l2/1 JSON to PATH ('-' = stdout, no text)")
+    parser.add_argument("--ea-channels", type=int, metavar="N", help="accepted for compatibility; ignored (see the warning)")
+    args = parser.parse_args(argv)
+    if args.ea_channels is not None:
+        print(EA_CHANNELS_WARNING, file=sys.stderr)
+    doc = analyze_paths(args.files, kernel=args.kernel, arch=args.arch, ideal_gb=args.ideal_gb,
+                        peak_gbps=args.peak_gbps)
+    if args.json == "-":
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return 0
+    from kerneltrace.analysis.l2 import format_text
+
+    sys.stdout.write(format_text(doc))
+    if args.json:
+        from kerneltrace import atomic
+
+        atomic.write_json(args.json, doc)
+    return 0
+
+
+if "snakemake" in globals():
+    main_from_snakemake(snakemake)  # noqa: F821
+elif __name__ == "__main__":
+    sys.exit(run_cli(main))
