@@ -1,0 +1,1 @@
+"""Renderers: text report, charts, plan documents."""

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Hotspot analyzer CLI: one decoded ATT dispatch dir -> text report and/or kerneltrace.hotspots JSON."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import argparse  # noqa: E402
+
+from kerneltrace.errors import InputError, run_cli  # noqa: E402
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description="Rank stall hotspots (source lines and instructions) of one decoded rocprofv3 ATT "
+        "dispatch directory; report occupancy and the architecture.",
+    )
+    parser.add_argument("dispatch_dir", metavar="DISPATCH_DIR", help="ui_output_agent_<h>_dispatch_<d> directory (or legacy *_ui)")
+    parser.add_argument("--topk", type=int, default=15, help="rows in the source-line and instruction tables (default 15)")
+    parser.add_argument("--mode", choices=("asm", "src", "both"), default="both", help="which ranking tables to print")
+    parser.add_argument("--detail", action="store_true", help="show source snippets and the stalling instructions of the top lines")
+    parser.add_argument("--context", type=int, default=3, help="snippet lines on each side with --detail (default 3)")
+    parser.add_argument("--kernel", metavar="SUBSTR", help="select the kernel (multi-kernel code.json; also the CSV row by name)")
+    parser.add_argument("--arch", help="gfx target, e.g. gfx950 (overrides every other source)")
+    parser.add_argument("--kernel-trace", metavar="CSV", type=Path, help="kernel_trace.csv of the same run (default: next to the dir or its parent)")
+    parser.add_argument("--agent-info", metavar="CSV", type=Path, help="agent_info.csv (default: next to the dir or its parent)")
+    parser.add_argument("--json", metavar="PATH", help="write the kerneltrace.hotspots JSON to PATH ('-' = stdout, no text report)")
+    parser.add_argument("--waves", action="store_true", help="add the wave-level analysis (schema kerneltrace.hotspots/2)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.topk < 1:
+        raise InputError(f"--topk must be at least 1, got {args.topk}", "command line", "pass --topk 15")
+    if args.context < 0:
+        raise InputError(f"--context must be >= 0, got {args.context}", "command line", "pass --context 3")
+    from kerneltrace.hotspot_report import run_analysis
+
+    result = run_analysis(
+        args.dispatch_dir,
+        arch=args.arch,
+        kernel_trace_csv=args.kernel_trace,
+        agent_info_csv=args.agent_info,
+        kernel=args.kernel,
+        waves=args.waves,
+    )
+    document = result.document
+    if args.json == "-":
+        import json
+
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        return 0
+    if args.json:
+        from kerneltrace.atomic import write_json
+
+        write_json(args.json, document)
+    from kerneltrace.render.text import render_text
+
+    text, render_warnings = render_text(
+        document,
+        topk=args.topk,
+        mode=args.mode,
+        detail=args.detail,
+        context=args.context,
+        sources=result.sources,
+    )
+    sys.stdout.write(text)
+    for warning in render_warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))
