@@ -120,3 +120,20 @@ def test_summary_only_baseline_compares_totals(tmp_path):
     assert comparison["lines"]["status"] == "unavailable"
     assert comparison["totals"]["stall_cycles"]["delta"] == 600 * 8
     assert any("summary-level" in note for note in comparison["notes"])
+
+
+def test_index_html_escapes_and_links(tmp_path):
+    reports = tmp_path / "reports"
+    doc = make_doc(BASE_ROWS)
+    doc["kernel"] = "void gemm<float, 4>(A&, B*)"
+    for run_name in ("alpha", "beta"):
+        (reports / run_name).mkdir(parents=True)
+        write(reports / run_name / "summary.json", summary_of([doc], run_name))
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "render_index.py"),
+                           str(reports)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    html = (reports / "index.html").read_text()
+    assert 'href="alpha/plan.html"' in html and 'href="beta/plan.md"' in html
+    assert "gemm&lt;float, 4&gt;(A&amp;, B*)" in html
+    assert "gemm<float" not in html
+    assert "<script" not in html and "http" not in html  # self-contained, nothing fetched

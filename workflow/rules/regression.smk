@@ -16,6 +16,8 @@ rule batch_index:
     log:
         "logs/batch_index.log",
     localrule: True
+    conda:
+        "../envs/analysis.yaml"
     params:
         reports="reports",
         runs=list(RUNS),
@@ -38,6 +40,8 @@ if config.get("baseline"):
         log:
             "logs/{run}/regression_report.log",
         localrule: True
+        conda:
+            "../envs/analysis.yaml"
         params:
             baseline=config["baseline"],
             thresholds=config.get("regression_thresholds") or {},
@@ -53,6 +57,8 @@ if config.get("baseline"):
         log:
             "logs/{run}/regression_gate.log",
         localrule: True
+        conda:
+            "../envs/analysis.yaml"
         script:
             "../../scripts/regression_gate.py"
 
