@@ -316,3 +316,13 @@ def test_committed_example_is_reproducible(tmp_path):
     for rel in committed:
         assert (example / rel).read_bytes() == (tmp_path / "regen" / rel).read_bytes(), rel
     assert sum((example / rel).stat().st_size for rel in committed) < 1_500_000
+
+
+def test_is_synthetic_dispatch(tmp_path, captures):
+    from kerneltrace.synth import is_synthetic_dispatch
+
+    dirs = write_att_run(tmp_path / "run", [small_gemm()], with_source=False)
+    assert is_synthetic_dispatch(dirs[0])
+    assert is_synthetic_dispatch(write_dispatch_dir(tmp_path / "one", small_gemm()))
+    real = next(captures.rglob("ui_output_agent_*_dispatch_*"))
+    assert not is_synthetic_dispatch(real)

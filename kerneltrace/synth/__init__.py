@@ -17,6 +17,7 @@ API::
     paths = write_discovery_run(out_dir, [spec, ...], output_file="discover", calls=5)
     # -> discover_kernel_stats.csv, _kernel_trace.csv, _agent_info.csv, _domain_stats.csv
     write_counter_collection(path, counter_rows(spec, dispatch_id, {"TCC_HIT_sum": 1.0e6}))
+    is_synthetic_dispatch(dispatch_dir)  # True for dirs written here (/synthetic/ sources, placeholder .att)
 
 Build your own kernels with KernelSpec / SynthInstruction / LoopRegion / WaveLayout /
 KernelResources (see kerneltrace/synth/spec.py and docs/synthetic-captures.md).
@@ -41,6 +42,7 @@ from kerneltrace.synth.writers import (
     counter_rows,
     dispatch_dir_name,
     dispatch_row,
+    is_synthetic_dispatch,
     write_att_run,
     write_counter_collection,
     write_discovery_run,
@@ -69,6 +71,7 @@ __all__ = [
     "demo_vec_add",
     "dispatch_dir_name",
     "dispatch_row",
+    "is_synthetic_dispatch",
     "simulate",
     "write_att_run",
     "write_counter_collection",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -567,3 +568,32 @@ def counter_rows(spec: KernelSpec, dispatch_id: int, values: dict[str, float], *
     dispatch = dispatch_row(spec, dispatch_id, kernel_id, start_ns, spec.duration_ns)
     return [csvs.CounterRow(dispatch, name, float(value)) for name, value in values.items()]
 
+
+
+SYNTHETIC_SOURCE_ROOT = "/synthetic/"
+_PLACEHOLDER_MAGIC = b"SYNTHETIC "
+
+
+def is_synthetic_dispatch(dispatch_dir: Path) -> bool:
+    """True when a dispatch dir was written by this generator.
+
+    Markers: source paths under /synthetic/ (snapshots.json), or a sibling raw ``.att`` file
+    that is one of our placeholders. Reads only small files.
+    """
+    dispatch_dir = Path(dispatch_dir)
+    snapshots = dispatch_dir / "snapshots.json"
+    if snapshots.is_file():
+        try:
+            tree = json.loads(snapshots.read_text(encoding="utf-8", errors="replace"))
+        except ValueError:
+            tree = None
+        if isinstance(tree, dict) and isinstance(tree.get("/"), dict) and "synthetic" in tree["/"]:
+            return True
+    match = re.match(r"^ui_output_agent_(\d+)_dispatch_(\d+)", dispatch_dir.name)
+    if match:
+        agent, dispatch = match.groups()
+        for att in dispatch_dir.parent.glob(f"*_{agent}_shader_engine_*_{dispatch}.att"):
+            with att.open("rb") as handle:
+                if handle.read(len(_PLACEHOLDER_MAGIC)) == _PLACEHOLDER_MAGIC:
+                    return True
+    return False
