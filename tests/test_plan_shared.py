@@ -1,0 +1,33 @@
+"""On every real capture with source mapping: the first HIGH finding is a real user line, and its
+evidence matches the hotspot document (instruction text and stall cycles)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import all_shared_dispatch_dirs
+
+from kerneltrace.plan.summary import build_summary
+
+MAPPED = [d for d in all_shared_dispatch_dirs() if (d / "snapshots.json").is_file()]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("dispatch_dir", MAPPED, ids=lambda d: d.name)
+def test_first_high_finding_points_at_a_real_user_line(captures, dispatch_dir):
+    from kerneltrace.hotspot_report import analyze_dispatch
+
+    doc = analyze_dispatch(dispatch_dir)
+    findings = build_summary([doc], [])["kernels"][0]["dispatches"][0]["findings"]
+    high = [f for f in findings if f["priority"] == "HIGH"]
+    if not high:
+        assert all(line.get("artifact") or line["share"] < 0.10 for line in doc["source_lines"])
+        return
+    first = high[0]
+    lines = {line["location"]: line for line in doc["source_lines"]}
+    assert first["location"] in lines and lines[first["location"]]["artifact"] is None
+    instructions = {ins["index"]: ins for ins in doc["instructions"]}
+    assert first["evidence"]
+    for evidence in first["evidence"]:
+        ins = instructions[evidence["instruction_index"]]
+        assert evidence["asm"] == ins["asm"]
+        assert evidence["stall_cycles"] == ins["stall_cycles"]
