@@ -2,6 +2,8 @@
 # Uses: see docs/pipeline.md. Stage rules live in workflow/rules/*.smk.
 import os
 
+from snakemake.utils import min_version
+
 
 min_version("9.1.0")
 
