@@ -41,27 +41,46 @@ ATT_STATS_HEADER_DEVELOP = ("CodeObj", "Vaddr", "Instruction", "Hitcount", "Late
 
 @dataclass(frozen=True)
 class SynthDevice:
-    """Device-level agent_info values of the synthetic GPU (product facts, not ISA facts)."""
+    """The synthetic GPU agent of one target.
+
+    ISA/occupancy facts (target version, LDS, SIMDs, wave limits) and the product clock come
+    from the single arch table (kerneltrace/arch/table.py); only board-level values that the
+    arch table does not hold (CU count, XCDs, PCI device id) live here.
+    """
 
     gfx: str
-    gfx_target_version: int
-    product_name: str
+    product: str  # key of kerneltrace.arch.table.PRODUCTS
     cu_count: int
     num_xcc: int
-    lds_kb: int
-    max_clock_mhz: int
     device_id: int
-    family_id: int
-    simd_per_cu: int = 4
-    max_waves_per_simd: int = 8
-    wave_size: int = 64
+    family_id: int = 141
+
+    @property
+    def arch(self):
+        from kerneltrace.arch.table import get_arch
+
+        return get_arch(self.gfx)
+
+    @property
+    def product_name(self) -> str:
+        return f"AMD Instinct {self.product}"
+
+    @property
+    def max_clock_mhz(self) -> int:
+        from kerneltrace.arch.table import PRODUCTS
+
+        return PRODUCTS[self.product].max_clock_mhz
+
+    @property
+    def lds_kb(self) -> int:
+        return self.arch.lds_bytes_per_cu // 1024
 
 
-# Public spec-sheet values of one product per supported target.
+# Public spec-sheet board values of one product per supported target.
 SYNTH_DEVICES = {
-    "gfx90a": SynthDevice("gfx90a", 90010, "AMD Instinct MI210", 104, 1, 64, 1700, 29711, 141),
-    "gfx942": SynthDevice("gfx942", 90402, "AMD Instinct MI300X", 304, 8, 64, 2100, 29857, 141),
-    "gfx950": SynthDevice("gfx950", 90500, "AMD Instinct MI350X", 256, 8, 160, 2200, 30112, 141),
+    "gfx90a": SynthDevice("gfx90a", "MI210", cu_count=104, num_xcc=1, device_id=29711),
+    "gfx942": SynthDevice("gfx942", "MI300X", cu_count=304, num_xcc=8, device_id=29857),
+    "gfx950": SynthDevice("gfx950", "MI350X", cu_count=256, num_xcc=8, device_id=30112),
 }
 
 
@@ -150,17 +169,18 @@ def stats_csv(groups: dict[str, list[int]]) -> str:
 def agent_info_csv(arch: str) -> str:
     """One CPU agent (node 0) and one GPU agent (node 1, i.e. "Agent 1") of the given target."""
     dev = SYNTH_DEVICES[arch]
+    spec = dev.arch
     cpu_name = "SYNTHETIC 16-Core Processor"
     cpu = (0, 0, "CPU", 16, 0, 0, 0, 0, 0, 0, 0, 0, 1, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
            0, 0, 0, 3000, 0, 0, 0, 0, 0, 0, 25, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
            cpu_name, "CPU", cpu_name, "")
     cu_per_xcc = dev.cu_count // dev.num_xcc
-    gpu = (1, 1, "GPU", 0, dev.cu_count * dev.simd_per_cu, 0, 2147487744, dev.max_waves_per_simd,
-           dev.lds_kb, 0, 64, dev.wave_size, dev.num_xcc, dev.cu_count, 4 * dev.num_xcc,
-           4 * dev.num_xcc, 1, max(cu_per_xcc // 4, 1), dev.simd_per_cu, 32,
-           dev.gfx_target_version, 4098, dev.device_id, 49408, 0, 128, 2, 14, 8, 24, 3000,
+    gpu = (1, 1, "GPU", 0, dev.cu_count * spec.simds_per_cu, 0, 2147487744,
+           spec.max_waves_per_simd, dev.lds_kb, 0, 64, spec.wave_size, dev.num_xcc, dev.cu_count,
+           4 * dev.num_xcc, 4 * dev.num_xcc, 1, max(cu_per_xcc // 4, 1), spec.simds_per_cu, 32,
+           spec.gfx_target_version, 4098, dev.device_id, 49408, 0, 128, 2, 14, 8, 24, 3000,
            dev.max_clock_mhz, 12, 30, 2755109504, max(cu_per_xcc // 4, 1),
-           dev.simd_per_cu * dev.max_waves_per_simd, dev.family_id, 1024, 4294967295, 0, 0, 12605,
+           spec.max_waves_per_cu, dev.family_id, 1024, 4294967295, 0, 0, 12605,
            1024, 1024, 1024, 2147483647, 65535, 65535, dev.gfx, "AMD", dev.product_name,
            "ip discovery")
     return csv_text(AGENT_INFO_HEADER, [cpu, gpu])
