@@ -101,6 +101,14 @@ def _mfma_mnemonic(arch: str) -> str:
     }[arch]
 
 
+def _mfma_cycles(mnemonic: str) -> int:
+    """Issue cost of an MFMA = its pass latency from the single MFMA table."""
+    from kerneltrace.isa.mfma import mfma_info
+
+    info = mfma_info(mnemonic)
+    return info.cycles if info else 32
+
+
 def _check_arch(arch: str) -> None:
     if arch not in SUPPORTED_ARCHES:
         from kerneltrace.errors import InputError
@@ -173,6 +181,7 @@ def demo_gemm(arch: str = "gfx942", *, iterations: int = 8, waves_per_slot: int 
     L = GEMM_LINES
     dec = L["decorator"]
     mfma = _mfma_mnemonic(arch)
+    mfma_cycles = _mfma_cycles(mfma)
     prologue = [
         SynthInstruction("s_load_dwordx8 s[4:11], s[0:1], 0x0", dec, latency_cycles=420),
         SynthInstruction("s_load_dwordx2 s[12:13], s[0:1], 0x20", dec, latency_cycles=420),
@@ -213,12 +222,12 @@ def demo_gemm(arch: str = "gfx942", *, iterations: int = 8, waves_per_slot: int 
         SynthInstruction("ds_read_b128 v[28:31], v2", L["lds_load"], latency_cycles=128),
         SynthInstruction("s_waitcnt lgkmcnt(0)", L["lds_load"]),
         # MFMA dependency chain on the same accumulators
-        SynthInstruction(f"{mfma} a[0:15], v[44:45], v[28:29], a[0:15]", L["mfma"], issue_cycles=16),
-        SynthInstruction(f"{mfma} a[16:31], v[46:47], v[30:31], a[16:31]", L["mfma"], issue_cycles=16),
+        SynthInstruction(f"{mfma} a[0:15], v[44:45], v[28:29], a[0:15]", L["mfma"], issue_cycles=mfma_cycles),
+        SynthInstruction(f"{mfma} a[16:31], v[46:47], v[30:31], a[16:31]", L["mfma"], issue_cycles=mfma_cycles),
         SynthInstruction("s_waitcnt vmcnt(0)", L["a_load"]),
-        SynthInstruction(f"{mfma} a[0:15], v[8:9], v[28:29], a[0:15]", L["mfma"], issue_cycles=16,
+        SynthInstruction(f"{mfma} a[0:15], v[8:9], v[28:29], a[0:15]", L["mfma"], issue_cycles=mfma_cycles,
                          stall_cycles=48),
-        SynthInstruction(f"{mfma} a[16:31], v[10:11], v[30:31], a[16:31]", L["mfma"], issue_cycles=16,
+        SynthInstruction(f"{mfma} a[16:31], v[10:11], v[30:31], a[16:31]", L["mfma"], issue_cycles=mfma_cycles,
                          stall_cycles=48),
         # pattern 4: a small scale load issued right before its use
         SynthInstruction("s_load_dword s21, s[12:13], s20", L["scale_load"], latency_cycles=380),
