@@ -15,9 +15,10 @@ from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.render.compare import render_markdown  # noqa: E402
 
 
-def write_outputs(baseline, run, hotspots, thresholds, json_path, md_path) -> dict:
+def write_outputs(baseline, run, hotspots, thresholds, json_path, md_path,
+                  summary=None) -> dict:
     result = regression_check(Path(baseline), run, [Path(p) for p in hotspots],
-                              parse_thresholds(thresholds))
+                              parse_thresholds(thresholds), summary_path=summary)
     write_json(json_path, result)
     header = f"<!-- regression report: run {run} vs {result['baseline']} -->\n"
     write_text(md_path, header + render_markdown(result))
@@ -32,10 +33,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--thresholds", default="", help="e.g. total_stall=5%%,line_stall=20%%")
     parser.add_argument("--json", required=True, type=Path, help="regression.json to write")
     parser.add_argument("--markdown", required=True, type=Path, help="regression.md to write")
+    parser.add_argument("--summary", type=Path,
+                        help="this run's summary.json (adds its L2 metrics)")
     parser.add_argument("hotspots", nargs="+", type=Path, help="this run's hotspot JSONs")
     args = parser.parse_args(argv)
     result = write_outputs(args.baseline, args.run, args.hotspots, args.thresholds, args.json,
-                           args.markdown)
+                           args.markdown, args.summary)
     print(f"{args.run}: {result['verdict']}")
     return 0
 
@@ -45,7 +48,8 @@ def from_snakemake(smk) -> None:
         sys.stderr = log
         try:
             result = write_outputs(smk.params.baseline, smk.wildcards.run, list(smk.input.hotspots),
-                                   smk.params.thresholds, smk.output.json, smk.output.md)
+                                   smk.params.thresholds, smk.output.json, smk.output.md,
+                                   smk.input.summary)
         except InputError as err:
             print(f"error: {err}", file=log)
             raise SystemExit(f"error: {err}") from None

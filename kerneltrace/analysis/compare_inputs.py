@@ -63,6 +63,16 @@ def hotspot_docs_beside(summary_path: Path, run: str) -> list[dict]:
     return docs
 
 
+def attach_l2(docs: list[dict], summary: Mapping[str, Any] | None) -> list[dict]:
+    """Copies of hotspot docs carrying the summary's per-dispatch L2 metrics (by dispatch dir)."""
+    l2_by_dir = {}
+    for kernel in (summary or {}).get("kernels") or []:
+        for entry in kernel.get("dispatches") or [] if isinstance(kernel, Mapping) else []:
+            if isinstance(entry, Mapping) and entry.get("l2"):
+                l2_by_dir[str(entry.get("dispatch_dir"))] = entry["l2"]
+    return [dict(doc, l2=l2_by_dir.get(str(doc.get("dispatch_dir")))) for doc in docs]
+
+
 def docs_from_summary(summary: Mapping[str, Any], summary_path: Path,
                       prefix: str = "") -> dict[str, Mapping[str, Any]]:
     """Keyed dispatch documents of a summary: full hotspot JSONs when kept, else summary level."""
@@ -72,7 +82,7 @@ def docs_from_summary(summary: Mapping[str, Any], summary_path: Path,
     run = str(summary.get("run") or summary_path.parent.name)
     full = hotspot_docs_beside(summary_path, run)
     if full:
-        return keyed_dispatches(full, prefix)
+        return keyed_dispatches(attach_l2(full, summary), prefix)
     entries = []
     for kernel in summary["kernels"]:
         if not isinstance(kernel, Mapping):

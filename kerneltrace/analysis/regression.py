@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltrace.analysis.compare import Thresholds, compare_sets, keyed_dispatches
-from kerneltrace.analysis.compare_inputs import load_side, read_json
+from kerneltrace.analysis.compare_inputs import attach_l2, load_side, read_json
 from kerneltrace.errors import InputError
 
 
@@ -16,6 +16,11 @@ def baseline_summary(baseline: Path, run: str) -> Path | None:
     if not baseline.is_dir():
         raise InputError("baseline folder does not exist", str(baseline),
                          "set config 'baseline' to an earlier run's reports/ folder")
+    if baseline.resolve() == Path("reports").resolve():
+        # The gate would compare the run with itself (its summary is rewritten by this run).
+        raise InputError("baseline is this working directory's own reports/ folder",
+                         str(baseline), "copy the earlier reports/ (and results/*/hotspots) "
+                         "elsewhere, e.g. baseline/, and point 'baseline' there")
     for candidate in (baseline / run / "summary.json", baseline / "summary.json"):
         if candidate.is_file():
             return candidate
@@ -23,21 +28,23 @@ def baseline_summary(baseline: Path, run: str) -> Path | None:
 
 
 def regression_check(baseline: Path, run: str, hotspot_paths: list[Path],
-                     thresholds: Thresholds, max_items: int = 50) -> dict[str, Any]:
+                     thresholds: Thresholds, max_items: int = 50,
+                     summary_path: Path | None = None) -> dict[str, Any]:
     """Compare a run's hotspot JSONs with the baseline's; the result is a compare/1 'set'."""
-    current = keyed_dispatches(read_json(Path(p)) for p in hotspot_paths)
-    summary = baseline_summary(Path(baseline), run)
-    if summary is None:
+    summary = read_json(Path(summary_path)) if summary_path else None
+    current = keyed_dispatches(attach_l2([read_json(Path(p)) for p in hotspot_paths], summary))
+    before_path = baseline_summary(Path(baseline), run)
+    if before_path is None:
         result = compare_sets({}, {}, thresholds)
         result["notes"] = [f"no baseline for run '{run}' under {baseline}: nothing to compare "
                            "(the gate passes; refresh the baseline to include this run)"]
         result["kernels"] = [{"key": key, "status": "new", "verdict": None, "comparison": None}
                              for key in current]
     else:
-        before = load_side(summary)
+        before = load_side(before_path)
         result = compare_sets(before.keyed or {}, current, thresholds, max_items=max_items)
     result["run"] = run
-    result["baseline"] = str(summary) if summary else str(baseline)
+    result["baseline"] = str(before_path) if before_path else str(baseline)
     return result
 
 

@@ -34,6 +34,7 @@ if config.get("baseline"):
     rule regression_report:
         input:
             hotspots=plan_hotspots,
+            summary="reports/{run}/summary.json",
         output:
             json="reports/{run}/regression.json",
             md="reports/{run}/regression.md",
