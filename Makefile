@@ -6,17 +6,26 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint format bench clean
 
+TEST_STAMP := $(VENV)/.installed-test
+
+# The package and its runtime dependencies (enough for every pipeline use).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
 
+# Plus the test tools (pytest, hypothesis, ruff, snakefmt, the SLURM executor plugin for dry runs).
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(TEST_STAMP)
+
+# Use 4: no config -> the bundled synthetic example -> reports/example/plan.md + plan.html.
 demo: $(STAMP)
 	$(BIN)/snakemake -c all
 	@echo "plan written to reports/example/plan.md and reports/example/plan.html"
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check kerneltrace scripts tests bench
 	$(BIN)/snakefmt --check Snakefile workflow
 	$(BIN)/snakemake --lint
@@ -24,7 +33,7 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/python -m pytest -q
 
-format: $(STAMP)
+format: $(TEST_STAMP)
 	$(BIN)/ruff check --fix kerneltrace scripts tests bench
 	$(BIN)/snakefmt Snakefile workflow
 

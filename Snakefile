@@ -4,7 +4,6 @@ import os
 
 from snakemake.utils import min_version
 
-
 min_version("9.1.0")
 
 
@@ -12,6 +11,14 @@ configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 include: "workflow/rules/common.smk"
+
+
+wildcard_constraints:
+    run=RUN_PATTERN,
+    kernel=r"k\d{3}",
+    dispatch=r"[A-Za-z0-9_-]+",
+
+
 include: "workflow/rules/discover.smk"
 include: "workflow/rules/capture.smk"
 include: "workflow/rules/analysis.smk"
@@ -24,7 +31,9 @@ if os.path.exists(os.path.join(workflow.basedir, "workflow", "rules", "pmc.smk")
     include: "workflow/rules/pmc.smk"
 
 
-if os.path.exists(os.path.join(workflow.basedir, "workflow", "rules", "regression.smk")):
+if os.path.exists(
+    os.path.join(workflow.basedir, "workflow", "rules", "regression.smk")
+):
 
     include: "workflow/rules/regression.smk"
 

@@ -6,7 +6,7 @@ rule write_input_yaml:
     input:
         table="results/{run}/discover/kernels.tsv",
     output:
-        job="results/{run}/jobs/{kernel}" + JOB_SUFFIX,
+        job=f"results/{{run}}/jobs/{{kernel}}{JOB_SUFFIX}",
     log:
         "logs/{run}/write_input_yaml/{kernel}.log",
     localrule: True
@@ -22,7 +22,7 @@ rule write_input_yaml:
 
 rule att_capture:
     input:
-        job="results/{run}/jobs/{kernel}" + JOB_SUFFIX,
+        job=f"results/{{run}}/jobs/{{kernel}}{JOB_SUFFIX}",
     output:
         record="results/{run}/att/{kernel}/capture.json",
     log:

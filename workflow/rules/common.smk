@@ -42,15 +42,11 @@ print(f"kernel-trace-analysis: {_note}", file=sys.stderr)
 
 JOB_SUFFIX = jobfile.job_suffix(config["job_format"])
 
-# Hooks for optional rule files (pmc.smk, regression.smk): append functions, see docs/pipeline.md.
+# Hooks for the optional stage files pmc.smk and regression.smk (append functions; docs/pipeline.md).
 PLAN_L2_INPUTS = []  # f(run) -> list of L2 JSON paths for the plan
-ALL_EXTRA_TARGETS = []  # f() -> list of extra targets for rule all
+ALL_EXTRA_TARGETS = []  # f() -> list of extra targets of the default target
 
-
-wildcard_constraints:
-    run="|".join(re.escape(name) for name in RUNS),
-    kernel=r"k\d{3}",
-    dispatch=r"[A-Za-z0-9_-]+",
+RUN_PATTERN = "|".join(re.escape(name) for name in RUNS)
 
 
 def run_spec(run):
