@@ -83,23 +83,22 @@ class _Totals:
     traced_cu: dict[int, int] = field(default_factory=dict)
 
 
-def mfma_pass_cycles_by_row(table: CodeTable) -> dict[int, int] | None:
-    """{row index: MFMA pass cycles} from kerneltrace.isa.mfma; None when that table is absent."""
-    try:
-        from kerneltrace.isa import mfma
-    except ImportError:
-        return None
-    lookup = getattr(mfma, "pass_cycles", None) or getattr(mfma, "pass_latency", None)
-    if lookup is None:
-        return None
+def mfma_pass_cycles_by_row(table: CodeTable) -> tuple[dict[int, int], list[int]]:
+    """({row index: MFMA pass cycles}, MFMA rows whose variant has no sourced latency)."""
+    from kerneltrace.isa.classify import MFMA, classify
+    from kerneltrace.isa.mfma import mfma_info
+
     cycles: dict[int, int] = {}
+    unknown: list[int] = []
     for row in table.rows:
-        if row.asm.lstrip().lower().startswith(("v_mfma", "v_smfmac")):
-            value = lookup(row.asm)
-            value = getattr(value, "cycles", value)
-            if isinstance(value, int) and value > 0:
-                cycles[row.index] = value
-    return cycles
+        if classify(row.asm) != MFMA:
+            continue
+        info = mfma_info(row.asm)
+        if info is None:
+            unknown.append(row.index)
+        else:
+            cycles[row.index] = info.cycles
+    return cycles, unknown
 
 
 def analyze_waves(dispatch_dir: Path, table: CodeTable) -> dict:
@@ -111,9 +110,9 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable) -> dict:
     rows = {row.index: row for row in table.rows}
     size = max([*rows, 0]) + 1
     totals = _Totals(size, *(np.zeros(size, np.int64) for _ in range(4)))
-    mfma_rows = mfma_pass_cycles_by_row(table)
+    mfma_rows, mfma_unknown = mfma_pass_cycles_by_row(table)
     mfma_by_line = np.zeros(size, np.int64)
-    for index, cycles in (mfma_rows or {}).items():
+    for index, cycles in mfma_rows.items():
         mfma_by_line[index] = cycles
     for item in iter_wave_files(paths):
         if isinstance(item, InputError):
@@ -128,7 +127,7 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable) -> dict:
         "skipped": totals.skipped,
         **_state_summary(totals),
         "waitcnt": _waitcnt_summary(totals, rows),
-        "loops": _loop_summary(totals, rows, mfma_rows is not None),
+        "loops": _loop_summary(totals, rows, mfma_unknown),
         "consistency": _consistency(dispatch_dir, paths, totals, table),
         "occupancy": occupancy_summary(dispatch_dir, totals.traced_cu),
     }
@@ -375,15 +374,17 @@ def _union_length(intervals: list[tuple[int, int]]) -> int:
     return covered
 
 
-def _loop_summary(totals: _Totals, rows: dict[int, CodeRow], have_mfma: bool) -> list[dict]:
+def _loop_summary(totals: _Totals, rows: dict[int, CodeRow], mfma_unknown: list[int]) -> list[dict]:
     def estimated_cycles(loop: _LoopTotals) -> float:
         return loop.measured_cycles / max(loop.measured_iterations, 1) * loop.iterations
 
     ranked = sorted(totals.loops.items(), key=lambda item: (-estimated_cycles(item[1]), item[0]))
     result = []
     for first, loop in ranked[:HOT_LOOPS]:
+        # MFMAs of unknown pass latency inside the loop make the fraction a guess: report null.
+        unknown_inside = [row for row in mfma_unknown if first <= row <= loop.last_index]
         busy_fraction = None
-        if have_mfma:
+        if not unknown_inside:
             occupied = {simd: _union_length(spans) for simd, spans in loop.simd_intervals.items()}
             busy = sum(min(loop.simd_mfma[simd], length) for simd, length in occupied.items())
             total = sum(occupied.values())
@@ -399,7 +400,8 @@ def _loop_summary(totals: _Totals, rows: dict[int, CodeRow], have_mfma: bool) ->
             "entries": loop.entries, "waves": loop.waves,
             "cycles_per_iteration": round(loop.measured_cycles / max(loop.measured_iterations, 1), 2),
             "cycles": loop_cycles,
-            "mfma_pass_cycles": loop.mfma_cycles if have_mfma else None,
+            "mfma_pass_cycles": None if unknown_inside else loop.mfma_cycles,
+            "mfma_unknown_rows": unknown_inside[:10],
             "mfma_busy_fraction": busy_fraction,
             "split": {"prologue_cycles": loop.prologue, "loop_cycles": loop_cycles,
                       "epilogue_cycles": loop.epilogue,
@@ -465,6 +467,9 @@ def _consistency(dispatch_dir: Path, paths: list[Path], totals: _Totals,
                 mismatched_rows[name] = len(bad)
                 details.append(f"code.json {name} differs from the wave-file sums on {len(bad)} of "
                                f"{len(checked)} rows (total difference {-extra:+d}: code.json − waves)")
+    if mismatched_rows and "legacy" in totals.layouts:
+        details.append("legacy (rocprofv2) layout: the exact code.json = Σ wave files invariant is "
+                       "documented for V3 only, so these differences may be normal")
     return {"ok": not details, "details": details, "missing_files": missing,
             "mismatched_rows": mismatched_rows}
 

@@ -226,8 +226,10 @@ def _finish_batch(batch: list[_Prepared | WaveFile | InputError]) -> Iterator[Wa
     prepared = [item for item in batch if isinstance(item, _Prepared)]
     texts = [text for item in prepared for _, text, _, _ in item.arrays]
     expected = sum(count for item in prepared for _, _, count, _ in item.arrays)
-    values = np.fromstring(b" ".join(texts), dtype=np.int64, sep=" ") if texts else None
-    batch_ok = values is None or values.size == expected
+    joined = b" ".join(texts)
+    values = (np.fromstring(joined, dtype=np.int64, sep=" ") if joined.strip()
+              else np.zeros(0, np.int64))
+    batch_ok = values.size == expected
     cursor = 0
     for item in batch:
         if not isinstance(item, _Prepared):
@@ -254,7 +256,8 @@ def _from_values(item: _Prepared, values: np.ndarray | None) -> WaveFile:
 
     if values is None:
         texts = b" ".join(text for _, text, _, _ in item.arrays)
-        values = np.fromstring(texts, dtype=np.int64, sep=" ") if texts else np.zeros(0, np.int64)
+        values = (np.fromstring(texts, dtype=np.int64, sep=" ") if texts.strip()
+                  else np.zeros(0, np.int64))
         if values.size != sum(c for _, _, c, _ in item.arrays):
             raise _Unusual
     arrays: dict[str, Any] = {}

@@ -1,0 +1,176 @@
+"""The fast wave-file reader equals json.loads on real and hand-made files, and rejects bad ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import all_shared_dispatch_dirs
+
+from kerneltrace.errors import InputError
+from kerneltrace.readers.wavefile import (
+    iter_wave_files,
+    parse_wave_bytes,
+    read_wave_file,
+    wave_files,
+)
+
+WAVE = {
+    "duration": 5584, "name": "SE0", "num_insts": 3, "num_stitched": 3,
+    "wave": {"begin": 70088, "cu": 1, "end": 75672, "id": 0,
+             "instructions": [[70120, 1, 0, 4, 1], [70140, 9, 920, 920, 6], [71100, 6, 0, 8, 7]],
+             "simd": 2, "slot": 1,
+             "timeline": [[1, 32], [2, 20], [3, 920]],
+             "waitcnt": [[6, [[1, 0], [2, 0], [3, 0]]], [18, [[13, 0], [14, 0]]], [20, []]]},
+}
+
+
+def as_json(wave: dict) -> dict:
+    """What json.loads gives for the three arrays and the scalars, in the reader's terms."""
+    return {
+        "instructions": wave.get("instructions", []),
+        "timeline": wave.get("timeline", []),
+        "waitcnt": wave.get("waitcnt", []),
+        "begin": wave["begin"], "end": wave["end"],
+    }
+
+
+def as_read(parsed) -> dict:
+    waitcnt = []
+    for i, line in enumerate(parsed.waitcnt_lines.tolist()):
+        lo, hi = parsed.waitcnt_offsets[i], parsed.waitcnt_offsets[i + 1]
+        waitcnt.append([line, parsed.waitcnt_producers[lo:hi].tolist()])
+    return {"instructions": parsed.instructions.tolist(), "timeline": parsed.timeline.tolist(),
+            "waitcnt": waitcnt, "begin": parsed.begin, "end": parsed.end}
+
+
+def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return path
+
+
+def test_compact_v3_file_matches_json(tmp_path):
+    path = write(tmp_path, "se3_sm2_sl1_wv0.json", json.dumps(WAVE, separators=(",", ":")))
+    parsed = read_wave_file(path)
+    assert parsed.parser == "fast"
+    assert as_read(parsed) == as_json(WAVE["wave"])
+    assert (parsed.se, parsed.simd, parsed.slot, parsed.cu, parsed.layout) == (3, 2, 1, 1, "v3")
+    assert parsed.duration == 75672 - 70088
+
+
+def test_pretty_printed_file_and_extra_keys(tmp_path):
+    wave = json.loads(json.dumps(WAVE))
+    wave["wave"]["dispatcher"] = 3
+    wave["wave"]["info"] = {"note": "newer decoder"}
+    path = write(tmp_path, "se0_sm0_sl0_wv0.json", json.dumps(wave, indent=2))
+    parsed = read_wave_file(path)
+    assert parsed.parser == "fast"
+    assert as_read(parsed) == as_json(wave["wave"])
+    assert parsed.extra == {"dispatcher": 3, "info": {"note": "newer decoder"}}
+
+
+def test_missing_arrays_give_empty_arrays(tmp_path):
+    path = write(tmp_path, "se0_sm0_sl0_wv0.json",
+                 json.dumps({"wave": {"begin": 5, "end": 9, "cu": 0, "id": 0, "simd": 0, "slot": 0}}))
+    parsed = read_wave_file(path)
+    assert parsed.instructions.shape == (0, 5)
+    assert parsed.timeline.shape == (0, 2)
+    assert parsed.waitcnt_lines.size == 0 and parsed.waitcnt_offsets.tolist() == [0]
+
+
+def test_unusual_values_fall_back_to_json(tmp_path):
+    wave = json.loads(json.dumps(WAVE))
+    wave["wave"]["timeline"] = [[1, -4], [2, 20]]  # negative: not the documented layout
+    path = write(tmp_path, "se0_sm0_sl0_wv0.json", json.dumps(wave))
+    parsed = read_wave_file(path)
+    assert parsed.parser == "json"
+    assert as_read(parsed) == as_json(wave["wave"])
+
+
+def test_legacy_layout(tmp_path):
+    legacy = {"name": "SE", "duration": 10,
+              "wave": {"id": 0, "simd": 1, "slot": 2, "begin": 100, "end": 110,
+                       "info": {"Issue": 2}, "instructions": [[101, 1, 0, 4, 2], [105, 2, 0, 4, 3]],
+                       "timeline": [[2, 8]], "waitcnt": [[6, [[2, 0], [3, 1]]]]},
+              "loop_count": {}, "top_n": [], "num_stitched": 2, "num_insts": 2,
+              "websocket_port": 18000, "generation_time": "Wed May 28 09:56:15 2025"}
+    path = write(tmp_path, "se0_sm1_sl2_wv0.json", json.dumps(legacy))
+    parsed = read_wave_file(path)
+    assert parsed.layout == "legacy" and parsed.cu is None
+    assert as_read(parsed) == as_json(legacy["wave"])
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "no-wave", "bad-width"])
+def test_bad_files_raise_input_error_naming_the_file(tmp_path, damage):
+    text = json.dumps(WAVE)
+    if damage == "truncate":
+        text = text[: len(text) // 2]
+    elif damage == "garbage":
+        text = "not json at all"
+    elif damage == "no-wave":
+        text = json.dumps({"name": "SE0"})
+    else:
+        text = text.replace("[70120, 1, 0, 4, 1]", "[70120, 1, 0, 4]")
+    path = write(tmp_path, "se0_sm0_sl0_wv0.json", text)
+    with pytest.raises(InputError) as err:
+        read_wave_file(path)
+    assert err.value.where == str(path)
+    assert err.value.fix
+
+
+def test_iteration_yields_errors_and_continues(tmp_path):
+    good = write(tmp_path, "se0_sm0_sl0_wv0.json", json.dumps(WAVE))
+    bad = write(tmp_path, "se0_sm0_sl0_wv1.json", json.dumps(WAVE)[:100])
+    also_good = write(tmp_path, "se0_sm0_sl0_wv2.json", json.dumps(WAVE))
+    results = list(iter_wave_files([good, bad, also_good]))
+    assert [type(r).__name__ for r in results] == ["WaveFile", "InputError", "WaveFile"]
+    assert as_read(results[2]) == as_json(WAVE["wave"])
+
+
+def test_batching_does_not_change_results(tmp_path):
+    paths = []
+    for k in range(12):
+        wave = json.loads(json.dumps(WAVE))
+        wave["wave"]["instructions"] = [[70120 + 8 * i + k, 2, k, 4 + k, i] for i in range(k + 1)]
+        wave["wave"]["waitcnt"] = [[k, [[p, 0] for p in range(k % 3)]]]
+        paths.append(write(tmp_path, f"se0_sm0_sl0_wv{k}.json", json.dumps(wave)))
+    one_batch = [as_read(w) for w in iter_wave_files(paths)]
+    tiny_batches = [as_read(w) for w in iter_wave_files(paths, batch_bytes=1)]
+    reference = [as_json(json.loads(p.read_bytes())["wave"]) for p in paths]
+    assert one_batch == reference
+    assert tiny_batches == reference
+
+
+def test_wave_files_sorted_numerically(tmp_path):
+    for name in ("se0_sm0_sl0_wv10.json", "se0_sm0_sl0_wv2.json", "se1_sm0_sl0_wv0.json",
+                 "code.json", "se0_perfcounter.json"):
+        write(tmp_path, name, "{}")
+    assert [p.name for p in wave_files(tmp_path)] == [
+        "se0_sm0_sl0_wv2.json", "se0_sm0_sl0_wv10.json", "se1_sm0_sl0_wv0.json"]
+
+
+def test_parse_bytes_without_a_file():
+    parsed = parse_wave_bytes(json.dumps(WAVE).encode(), Path("se0_sm0_sl0_wv0.json"))
+    assert as_read(parsed) == as_json(WAVE["wave"])
+
+
+def _sample(paths: list[Path], limit: int = 120) -> list[Path]:
+    step = max(len(paths) // limit, 1)
+    return paths[::step]
+
+
+@pytest.mark.shared
+def test_every_shared_capture_parses_like_json(captures):
+    checked = 0
+    for directory in all_shared_dispatch_dirs():
+        paths = _sample(wave_files(directory))  # all files of small dirs, a sample of big ones
+        for path, parsed in zip(paths, iter_wave_files(paths), strict=True):
+            assert not isinstance(parsed, InputError), parsed
+            reference = json.loads(path.read_bytes())["wave"]
+            assert as_read(parsed) == as_json(reference), path
+            assert parsed.parser == "fast", path
+            assert parsed.nbytes == path.stat().st_size
+            checked += 1
+    assert checked > 500  # flash attention, moe_reduce, vec_add, legacy … were all reached
