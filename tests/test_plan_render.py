@@ -207,3 +207,32 @@ def test_html_opens_in_headless_browser(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert shot.stat().st_size > 10_000  # a rendered page, not an empty image
     assert "Uncaught" not in done.stderr
+
+
+def test_memory_section_shows_l2_metrics_and_verdicts():
+    docs = [
+        hotspot_doc(
+            [
+                Ins("global_load_dwordx4 v[4:7], v[2:3], off", "VMEM-load", "k.py:80", 500, 520),
+                Ins("s_waitcnt vmcnt(0)", "VMEM-wait", "k.py:80", 500, 510),
+            ]
+        )
+    ]
+    l2 = {
+        "schema": "kerneltrace.l2/1",
+        "kernel": "gemm_kernel",
+        "aggregate": {
+            "l2_hit_rate": 0.017,
+            "read_32b_fraction": 0.0,
+            "overfetch": 1.0,
+            "fraction_of_peak": 0.55,
+        },
+        "ratio_of_sums": {},
+        "verdicts": ["pure streaming <b>"],
+    }
+    summary = build_summary(docs, [l2])
+    text = render_markdown(summary, docs)
+    assert "### Memory (L2)" in text and "pure streaming \\<b\\>" in text
+    assert "Loads are already at the practical limit" in text
+    html = render_html(summary, docs, [l2])
+    assert "pure streaming &lt;b&gt;" in html and html.count("<svg") >= 3

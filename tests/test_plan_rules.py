@@ -184,7 +184,10 @@ def test_no_source_mapping_fires_only_when_most_code_is_unmapped():
 def _l2(**metrics) -> dict:
     return {
         "schema": "kerneltrace.l2/1",
-        "kernels": [{"name": "gemm_kernel", "aggregate": metrics}],
+        "kernel": "gemm_kernel",
+        "aggregate": metrics,
+        "ratio_of_sums": {},
+        "verdicts": ["L2 hit rate low: streaming"],
     }
 
 
@@ -196,14 +199,14 @@ def _vmem_bound() -> list[Ins]:
 
 
 def test_memory_rule_says_practical_limit_when_counters_are_clean():
-    l2 = _l2(hit_rate=0.017, frac32_req=0.0, overfetch=1.04, pct_of_peak=0.54)
+    l2 = _l2(l2_hit_rate=0.017, read_32b_fraction=0.0, overfetch=1.04, fraction_of_peak=0.54)
     findings = memory_verdict(ctx_of(_vmem_bound(), l2=l2))
     assert [f.rule for f in findings] == ["MEM-at-practical-limit"]
     assert "practical limit" in findings[0].title and "not a goal" in findings[0].root_cause
 
 
 def test_memory_rule_flags_scattered_access_and_stays_silent_without_l2():
-    findings = memory_verdict(ctx_of(_vmem_bound(), l2=_l2(hit_rate=0.3, frac32_req=0.6)))
+    findings = memory_verdict(ctx_of(_vmem_bound(), l2=_l2(l2_hit_rate=0.3, read_32b_fraction=0.6)))
     assert [f.rule for f in findings] == ["MEM-scattered-access"]
     assert memory_verdict(ctx_of(_vmem_bound())) == []
 

@@ -13,18 +13,25 @@ CLEAN_OVERFETCH = (0.9, 1.2)
 PRACTICAL_PEAK = 0.5  # ~50-60 % of theoretical HBM peak is normal for gather-style reads
 
 
+def _same_kernel(a: str | None, b: str | None) -> bool:
+    """Counter CSVs may carry the full signature where ATT carries the short name, or vice versa."""
+    return bool(a and b and (a == b or a in b or b in a))
+
+
 def l2_metrics(l2: dict | None, kernel: str | None) -> dict:
-    """The metrics of `kernel` (or the only kernel) from a kerneltrace.l2/1 document, as fractions."""
-    if not l2:
+    """Aggregate metrics (fractions) of a kerneltrace.l2/1 document when it is about `kernel`.
+
+    Ratio-of-sums bandwidth values override the aggregate (counters.md §3.6); the document's
+    decision-tree verdicts are carried along under `verdicts`.
+    """
+    if not l2 or not (_same_kernel(l2.get("kernel"), kernel) or kernel is None):
         return {}
-    kernels = l2.get("kernels") or []
-    chosen = next((k for k in kernels if k.get("name") == kernel), None)
-    if chosen is None and len(kernels) == 1:
-        chosen = kernels[0]
-    if chosen is None:
-        return {}
-    metrics = dict(chosen.get("aggregate") or chosen.get("metrics") or {})
-    return {key: value for key, value in metrics.items() if value is not None}
+    metrics = dict(l2.get("aggregate") or {})
+    metrics.update({k: v for k, v in (l2.get("ratio_of_sums") or {}).items() if v is not None})
+    metrics = {key: value for key, value in metrics.items() if value is not None}
+    if metrics and l2.get("verdicts"):
+        metrics["verdicts"] = list(l2["verdicts"])
+    return metrics
 
 
 def _metric(metrics: dict, *names: str) -> float | None:
@@ -40,10 +47,10 @@ def memory_verdict(ctx: PlanContext) -> list[Finding]:
     metrics = l2_metrics(ctx.l2, ctx.hotspots.get("kernel"))
     if share < VMEM_BOUND_SHARE or not metrics:
         return []
-    hit = _metric(metrics, "hit_rate")
-    frac32 = _metric(metrics, "frac32_req", "frac32_bytes", "frac32")
+    hit = _metric(metrics, "l2_hit_rate")
+    frac32 = _metric(metrics, "read_32b_fraction")
     overfetch = _metric(metrics, "overfetch")
-    peak = _metric(metrics, "pct_of_peak", "fraction_of_peak")
+    peak = _metric(metrics, "fraction_of_peak")
     facts = ", ".join(
         f"{label} {value:.{digits}}"
         for label, value, digits in (
