@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kerneltrace.synth.spec import KernelSpec, SynthInstruction
@@ -183,13 +183,17 @@ def simulate_wave(spec: KernelSpec, se: int, simd: int, slot: int, wv: int, begi
 
 
 def simulate(spec: KernelSpec) -> list[WaveRecord]:
-    """All traced waves of the spec, deterministic for a given ``spec.seed``.
+    """All traced waves of the spec, deterministic for a given ``spec.seed``."""
+    return list(iter_waves(spec))
+
+
+def iter_waves(spec: KernelSpec) -> Iterator[WaveRecord]:
+    """The traced waves one at a time (large specs need not be held in memory).
 
     Waves on one (SE, SIMD, slot) run back to back (wv0, wv1, …); SIMDs and slots start a few
     cycles apart, like a real dispatch filling the target CU.
     """
     layout = spec.waves
-    waves: list[WaveRecord] = []
     for se in range(layout.shader_engines):
         for simd in range(layout.simds):
             for slot in range(layout.slots):
@@ -198,9 +202,9 @@ def simulate(spec: KernelSpec) -> list[WaveRecord]:
                 for wv in range(layout.waves_per_slot):
                     wave = simulate_wave(spec, se, simd, slot, wv, start, rng)
                     wave.wave_id = slot + layout.slots * wv
-                    waves.append(wave)
-                    start = wave.end + 40 + 4 * rng.randrange(0, 10)
-    return waves
+                    next_start = wave.end + 40 + 4 * rng.randrange(0, 10)
+                    yield wave
+                    start = next_start
 
 
 @dataclass
@@ -213,15 +217,24 @@ class RowTotals:
     idle: list[int]
 
 
-def aggregate(waves: list[WaveRecord], rows: int) -> RowTotals:
-    """Hit/Latency/Stall/Idle per row, exactly as the decoder accumulates them (rocprof-formats §8.10)."""
-    totals = RowTotals([0] * rows, [0] * rows, [0] * rows, [0] * rows)
-    for wave in waves:
+    @classmethod
+    def zeros(cls, rows: int) -> RowTotals:
+        return cls([0] * rows, [0] * rows, [0] * rows, [0] * rows)
+
+    def add_wave(self, wave: WaveRecord) -> None:
+        """Accumulate one wave exactly as the decoder does (rocprof-formats §8.10)."""
         prev_end = wave.begin
         for time, _category, stall, duration, line in wave.instructions:
-            totals.hit[line] += 1
-            totals.latency[line] += duration
-            totals.stall[line] += stall
-            totals.idle[line] += max(time - prev_end, 0)
+            self.hit[line] += 1
+            self.latency[line] += duration
+            self.stall[line] += stall
+            self.idle[line] += max(time - prev_end, 0)
             prev_end = max(prev_end, time + duration)
+
+
+def aggregate(waves: Iterable[WaveRecord], rows: int) -> RowTotals:
+    """Hit/Latency/Stall/Idle per code.json row over all waves (rocprof-formats §8.10)."""
+    totals = RowTotals.zeros(rows)
+    for wave in waves:
+        totals.add_wave(wave)
     return totals

@@ -332,8 +332,8 @@ def demo_vec_add(arch: str = "gfx942", *, seed: int = 0) -> KernelSpec:
 def demo_large(scale: int = 1, arch: str = "gfx942", *, seed: int = 0) -> KernelSpec:
     """demo_gemm grown for benchmarks: ``scale`` × 64 waves per SE slot layout, longer loop.
 
-    scale=1 gives 4 SE × 4 SIMD × 2 slots × 2 waves = 64 waves of 32 iterations (≈ 1 MB of wave
-    files); the wave-file volume grows linearly with ``scale``.
+    scale=1 gives 4 SE × 4 SIMD × 2 slots × 2 waves = 64 waves of 32 iterations (≈ 2.4 MB of
+    wave files); the volume grows linearly with ``scale`` (scale 10 ≈ 24 MB, 640 files).
     """
     if scale < 1:
         from kerneltrace.errors import InputError

@@ -7,7 +7,8 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from kerneltrace import atomic
@@ -26,8 +27,8 @@ from kerneltrace.synth.simulate import (
     LABEL_ROWS,
     RowTotals,
     WaveRecord,
-    aggregate,
     decoder_category,
+    iter_waves,
     simulate,
 )
 from kerneltrace.synth.spec import KernelSpec
@@ -316,7 +317,8 @@ def write_dispatch_dir(
     """Write ``root/ui_output_agent_<h>_dispatch_<d>/`` (+ the sibling stats CSV); return its path.
 
     The directory is assembled in a temporary sibling and renamed into place, so readers never
-    see half a capture. An existing directory of the same name is replaced.
+    see half a capture; an existing directory of the same name is replaced. ``waves`` overrides
+    the simulation (default: ``simulate(spec)``, streamed wave by wave for the V3 variants).
     """
     if variant not in VARIANTS:
         raise InputError(f"unknown synthetic variant {variant!r}", "write_dispatch_dir",
@@ -326,90 +328,116 @@ def write_dispatch_dir(
     name = dir_name or dispatch_dir_name(agent_handle, dispatch_id)
     target = root / name
     with_source = with_source and variant != "no-source" and bool(spec.source_path)
-    if waves is None:
-        waves = [] if variant == "empty" else simulate(spec)
-    files: dict[str, str] = {}
-    stats_rows: list[list] = []
     develop = variant == "v3-develop"
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=root))
+    try:
+        def put(file_name: str, text: str) -> None:
+            (staging / file_name).write_text(text, encoding="utf-8")
 
-    if variant == "empty":
-        files["code.json"] = _dumps({"code": None, "header": V3_HEADER, "version": TOOL_VERSION})
-        files["filenames.json"] = _dumps({"counter_names": [], "gfxip": 9, "gfxv": "vega",
-                                          "global_begin_time": 0, "version": TOOL_VERSION,
-                                          "wave_filenames": {}})
-        files["occupancy.json"] = _dumps({"dispatches": {"0": "0 / 0x0", "1": spec.name},
-                                          "version": TOOL_VERSION})
-    elif variant == "legacy":
-        legacy_waves = _relines(waves, 1)  # legacy lines are code-array positions (2 comment rows)
-        files["code.json"] = json.dumps(_legacy_code(spec, legacy_waves, with_source))
-        if with_waves:
-            for wave in legacy_waves:
-                files[wave.filename] = _legacy_wave_json(wave)
-        ses = range(spec.waves.shader_engines)
-        files["filenames.json"] = json.dumps({
-            "wave_filenames": _wave_index(legacy_waves) if with_waves else {},
-            "se_filenames": [f"se{se}_info.json" for se in ses],
-            "global_begin_time": 0, "gfxv": "vega"})
-        for se in ses:
-            files[f"se{se}_info.json"] = json.dumps({"name": "SE", "websocket_port": 18000,
-                                                     "generation_time": "SYNTHETIC"})
-            files[f"se{se}_perfcounter.json"] = json.dumps({"data": []})
-        occupancy: dict = {}
-        for se, events in _occupancy_events(spec, waves).items():
-            # packed event word; the real bit layout is undocumented, this one is synthetic
-            occupancy[se] = [(t << 16) | (cu << 8) | (simd << 4) | (slot << 1) | start
-                             for t, cu, simd, slot, start, _k in events]
-        occupancy["dispatches"] = {"0": "Addr #0x0", "1": spec.name}
-        occupancy["names"] = [f"./att/synthetic_se{se}.att" for se in ses]
-        files["occupancy.json"] = json.dumps(occupancy)
-        for state, doc in _legacy_wstates(waves).items():
-            files[f"wstates{state}.json"] = json.dumps(doc)
-        files["graph_options.json"] = json.dumps({"occupancy.png": [f"SE{se}" for se in ses],
-                                                  "dispatches.png": {"0": "Addr #0x0",
-                                                                     "1": spec.name}})
-        files["live.json"] = json.dumps({"live": 0})
-    else:
-        if variant == "pcsampling":
-            code_rows = _pcs_code_rows(spec, waves, with_source)
-            files["code.json"] = _dumps({"code": code_rows, "header": PCS_HEADER,
-                                         "version": TOOL_VERSION})
-            files["filenames.json"] = _dumps({
-                "counter_names": [], "gfxip": 9, "gfxv": "vega", "global_begin_time": 0,
-                "is_pcs_stochastic": True, "pc_sampling": True, "thread_trace": False,
-                "version": TOOL_VERSION, "wave_filenames": None})
+        if variant == "empty":
+            stats_rows = _write_empty(put, spec)
+        elif variant == "legacy":
+            stats_rows = _write_legacy(put, spec, simulate(spec) if waves is None else waves,
+                                       with_waves, with_source)
+        elif variant == "pcsampling":
+            stats_rows = _write_pcsampling(put, spec, simulate(spec) if waves is None else waves,
+                                           with_source)
         else:
-            # without wave files (e.g. not committed) code.json and filenames.json still
-            # describe every wave, as in real captures shipped without them
-            totals = aggregate(waves, len(spec.instructions) + LABEL_ROWS)
-            code_rows = _v3_code_rows(spec, totals, with_source, develop)
-            header = V3_DEVELOP_HEADER if develop else V3_HEADER
-            files["code.json"] = _dumps({"code": code_rows, "header": header,
-                                         "version": TOOL_VERSION})
-            files["filenames.json"] = _dumps({
-                "counter_names": [], "gfxip": 9, "gfxv": "vega", "global_begin_time": 0,
-                "version": TOOL_VERSION, "wave_filenames": _wave_index(waves)})
-            if with_waves:
-                for wave in waves:
-                    files[wave.filename] = _wave_json(wave)
-            occupancy = dict(_occupancy_events(spec, waves))
-            occupancy["dispatches"] = {"0": "0 / 0x0", "1": spec.name}
-            occupancy["version"] = TOOL_VERSION
-            files["occupancy.json"] = _dumps(occupancy)
-            for state, doc in _wstates(waves).items():
-                files[f"wstates{state}.json"] = _dumps(doc)
-            if with_realtime:
-                files["realtime.json"] = _dumps(_realtime(spec, waves))
-        stats_rows = _att_stats_rows(spec, code_rows, develop)
-        if with_source:
+            stats_rows = _write_v3(put, spec, iter_waves(spec) if waves is None else waves,
+                                   with_waves, with_source, with_realtime, develop)
+        if with_source and variant != "empty":
             tree, local = _snapshots(spec)
-            files["snapshots.json"] = _dumps(tree)
-            files[local] = spec.source_text
-
-    _publish_dir(target, files)
+            put("snapshots.json", _dumps(tree))
+            put(local, spec.source_text)
+        _swap_into_place(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     if with_stats_csv:
         atomic.write_text(root / f"stats_{name}.csv",
                           csvs.att_stats_csv(stats_rows, develop=develop))
     return target
+
+
+def _write_empty(put, spec: KernelSpec) -> list[list]:
+    put("code.json", _dumps({"code": None, "header": V3_HEADER, "version": TOOL_VERSION}))
+    put("filenames.json", _dumps({"counter_names": [], "gfxip": 9, "gfxv": "vega",
+                                  "global_begin_time": 0, "version": TOOL_VERSION,
+                                  "wave_filenames": {}}))
+    put("occupancy.json", _dumps({"dispatches": {"0": "0 / 0x0", "1": spec.name},
+                                  "version": TOOL_VERSION}))
+    return []
+
+
+def _write_v3(put, spec: KernelSpec, waves: Iterable[WaveRecord], with_waves: bool,
+              with_source: bool, with_realtime: bool, develop: bool) -> list[list]:
+    totals = RowTotals.zeros(len(spec.instructions) + LABEL_ROWS)
+    kept: list[WaveRecord] = []  # waves without their instruction lists (memory stays small)
+    for wave in waves:
+        totals.add_wave(wave)
+        if with_waves:
+            put(wave.filename, _wave_json(wave))
+        kept.append(replace(wave, instructions=[], waitcnt=[]))
+    # without wave files (e.g. not committed) code.json and filenames.json still describe
+    # every wave, as in real captures shipped without them
+    code_rows = _v3_code_rows(spec, totals, with_source, develop)
+    put("code.json", _dumps({"code": code_rows,
+                             "header": V3_DEVELOP_HEADER if develop else V3_HEADER,
+                             "version": TOOL_VERSION}))
+    put("filenames.json", _dumps({"counter_names": [], "gfxip": 9, "gfxv": "vega",
+                                  "global_begin_time": 0, "version": TOOL_VERSION,
+                                  "wave_filenames": _wave_index(kept)}))
+    occupancy: dict = dict(_occupancy_events(spec, kept))
+    occupancy["dispatches"] = {"0": "0 / 0x0", "1": spec.name}
+    occupancy["version"] = TOOL_VERSION
+    put("occupancy.json", _dumps(occupancy))
+    for state, doc in _wstates(kept).items():
+        put(f"wstates{state}.json", _dumps(doc))
+    if with_realtime:
+        put("realtime.json", _dumps(_realtime(spec, kept)))
+    return _att_stats_rows(spec, code_rows, develop)
+
+
+def _write_pcsampling(put, spec: KernelSpec, waves: list[WaveRecord], with_source: bool) -> list[list]:
+    code_rows = _pcs_code_rows(spec, waves, with_source)
+    put("code.json", _dumps({"code": code_rows, "header": PCS_HEADER, "version": TOOL_VERSION}))
+    put("filenames.json", _dumps({
+        "counter_names": [], "gfxip": 9, "gfxv": "vega", "global_begin_time": 0,
+        "is_pcs_stochastic": True, "pc_sampling": True, "thread_trace": False,
+        "version": TOOL_VERSION, "wave_filenames": None}))
+    return _att_stats_rows(spec, code_rows, develop=False)
+
+
+def _write_legacy(put, spec: KernelSpec, waves: list[WaveRecord], with_waves: bool,
+                  with_source: bool) -> list[list]:
+    legacy_waves = _relines(waves, 1)  # legacy lines are code-array positions (2 comment rows)
+    put("code.json", json.dumps(_legacy_code(spec, legacy_waves, with_source)))
+    if with_waves:
+        for wave in legacy_waves:
+            put(wave.filename, _legacy_wave_json(wave))
+    ses = range(spec.waves.shader_engines)
+    put("filenames.json", json.dumps({
+        "wave_filenames": _wave_index(legacy_waves) if with_waves else {},
+        "se_filenames": [f"se{se}_info.json" for se in ses],
+        "global_begin_time": 0, "gfxv": "vega"}))
+    for se in ses:
+        put(f"se{se}_info.json", json.dumps({"name": "SE", "websocket_port": 18000,
+                                             "generation_time": "SYNTHETIC"}))
+        put(f"se{se}_perfcounter.json", json.dumps({"data": []}))
+    occupancy: dict = {}
+    for se, events in _occupancy_events(spec, waves).items():
+        # packed event word; the real bit layout is undocumented, this one is synthetic
+        occupancy[se] = [(t << 16) | (cu << 8) | (simd << 4) | (slot << 1) | start
+                         for t, cu, simd, slot, start, _k in events]
+    occupancy["dispatches"] = {"0": "Addr #0x0", "1": spec.name}
+    occupancy["names"] = [f"./att/synthetic_se{se}.att" for se in ses]
+    put("occupancy.json", json.dumps(occupancy))
+    for state, doc in _legacy_wstates(waves).items():
+        put(f"wstates{state}.json", json.dumps(doc))
+    put("graph_options.json", json.dumps({"occupancy.png": [f"SE{se}" for se in ses],
+                                          "dispatches.png": {"0": "Addr #0x0", "1": spec.name}}))
+    put("live.json", json.dumps({"live": 0}))
+    return []
 
 
 def _legacy_wstates(waves: list[WaveRecord], bins: int = 256) -> dict[int, dict]:
@@ -434,22 +462,15 @@ def _legacy_wstates(waves: list[WaveRecord], bins: int = 256) -> dict[int, dict]
     return {state: {"data": values} for state, values in data.items()}
 
 
-def _publish_dir(target: Path, files: dict[str, str]) -> None:
-    """Write all files into a temporary sibling directory, then swap it into place."""
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        for name, text in files.items():
-            (staging / name).write_text(text, encoding="utf-8")
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-            os.replace(target, old / "d")
-            os.replace(staging, target)
-            shutil.rmtree(old)
-        else:
-            os.replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+def _swap_into_place(staging: Path, target: Path) -> None:
+    """Rename the finished staging directory over ``target`` (replacing an old one)."""
+    if target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+        os.replace(target, old / "d")
+        os.replace(staging, target)
+        shutil.rmtree(old)
+    else:
+        os.replace(staging, target)
 
 
 def dispatch_row(spec: KernelSpec, dispatch_id: int, kernel_id: int, start_ns: int,
