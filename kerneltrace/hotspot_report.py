@@ -185,17 +185,22 @@ def _find_agents(
     return [], None
 
 
-def _arch_section(explicit: str | None, agents: list[AgentInfo], opcodes: set[str]) -> tuple[dict, object]:
+def _arch_section(
+    explicit: str | None, agents: list[AgentInfo], instructions: list[str], warnings: list[str]
+) -> tuple[dict, object]:
     from kerneltrace.arch.detect import resolve_arch
     from kerneltrace.arch.table import get_arch
 
-    resolution = resolve_arch(explicit, [agent.name for agent in agents], opcodes)
+    # full instruction lines: some ISA clues are operand modifiers, not opcodes
+    resolution = resolve_arch(explicit, [agent.name for agent in agents], instructions)
+    warnings.extend(f"arch: {note}" for note in resolution.notes)
     spec = get_arch(resolution.name) if resolution.name else None
     section = {
         "name": resolution.name,
         "source": resolution.source,
         "certain": bool(resolution.certain),
         "candidates": list(resolution.candidates),
+        "evidence": list(resolution.evidence),
     }
     return section, spec
 
@@ -346,9 +351,7 @@ def run_analysis(
     name = parse_dispatch_name(directory)
     trace_row, join = _find_metadata(directory, name.id, kernel_trace_csv and Path(kernel_trace_csv), group, kernel, warnings)
     agents, agent_csv = _find_agents(directory, agent_info_csv and Path(agent_info_csv), trace_row)
-    from kerneltrace.isa.classify import opcode
-
-    arch_section, spec = _arch_section(arch, agents, {opcode(row.asm) for row in rows})
+    arch_section, spec = _arch_section(arch, agents, [row.asm for row in rows], warnings)
     if arch_section["name"] is None:
         warnings.append(
             "architecture unknown (no --arch, no agent_info CSV next to the dispatch dir, no decisive "

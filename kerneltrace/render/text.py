@@ -123,15 +123,22 @@ def _occupancy(document: dict) -> list[str]:
         lines.append(f"  {'limits:':<22} {shown}")
     next_level = occupancy.get("next_level")
     if isinstance(next_level, dict) and next_level:
-        shown = ", ".join(f"{key} {value}" for key, value in next_level.items())
-        lines.append(f"  {'next level:':<22} {shown}")
+        needs = next_level.get("needs") or []
+        target = next_level.get("waves_per_simd")
+        for need in needs if isinstance(needs, list) else []:
+            text = need.get("text") if isinstance(need, dict) else str(need)
+            lines.append(f"  {'next level:':<22} {target} waves/SIMD: {text}")
+        if not needs:
+            lines.append(f"  {'next level:':<22} " + ", ".join(f"{k} {v}" for k, v in next_level.items()))
     elif next_level:
         lines.append(f"  {'next level:':<22} {next_level}")
+    if occupancy.get("upper_bound"):
+        lines.append(f"  {'':<22} (upper bound: some limits could not be evaluated)")
     sources = occupancy.get("sources")
-    if isinstance(sources, dict) and sources:
-        lines.append(
-            f"  {'sources:':<22} " + ", ".join(f"{key}={value}" for key, value in sources.items())
-        )
+    if isinstance(sources, dict):
+        for key, value in sources.items():
+            if value:
+                lines.append(f"  {'  ' + key + ' from:':<22} {value}")
     for note in occupancy.get("notes") or []:
         lines.append(f"  note: {note}")
     return lines
