@@ -79,6 +79,7 @@ class _Totals:
     wait_cycles: dict[tuple[int, int], int] = field(default_factory=lambda: defaultdict(int))
     wait_count: dict[tuple[int, int], int] = field(default_factory=lambda: defaultdict(int))
     wait_unattributed: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    wait_producers: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
     loops: dict[int, _LoopTotals] = field(default_factory=lambda: defaultdict(_LoopTotals))
     traced_cu: dict[int, int] = field(default_factory=dict)
 
@@ -188,6 +189,8 @@ def _attribute_waits(totals: _Totals, wave: WaveFile, line: np.ndarray, stall: n
     pair_keys = np.unique(np.repeat(wave.waitcnt_lines, counts) * (1 << 32)
                           + wave.waitcnt_producers[:, 0])
     pair_wait, pair_producer = pair_keys >> 32, pair_keys & 0xFFFFFFFF
+    for wait_row, producer_row in zip(pair_wait.tolist(), pair_producer.tolist(), strict=True):
+        totals.wait_producers[wait_row].add(producer_row)
     positions = np.flatnonzero(np.isin(line, pair_wait) & (stall > 0))
     if not len(positions):
         return
@@ -334,11 +337,12 @@ def _row_ref(rows: dict[int, CodeRow], index: int) -> dict[str, Any]:
 
 
 def _waitcnt_summary(totals: _Totals, rows: dict[int, CodeRow]) -> list[dict[str, Any]]:
-    by_wait: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for (wait_row, producer_row), cycles in totals.wait_cycles.items():
-        by_wait[wait_row].append((producer_row, cycles))
-    for wait_row in totals.wait_unattributed:
-        by_wait.setdefault(wait_row, [])
+    # every producer a wait drains is listed, with the cycles it was charged (possibly 0)
+    by_wait: dict[int, list[tuple[int, int]]] = {
+        wait_row: [(producer_row, totals.wait_cycles.get((wait_row, producer_row), 0))
+                   for producer_row in producers]
+        for wait_row, producers in totals.wait_producers.items()
+    }
     hot = sorted(by_wait, key=lambda w: (-int(totals.stall[w]) if w < totals.rows else 0, w))
     result = []
     for wait_row in hot[:HOT_WAITS]:
@@ -348,14 +352,14 @@ def _waitcnt_summary(totals: _Totals, rows: dict[int, CodeRow]) -> list[dict[str
         producers = [
             {**_row_ref(rows, producer_row), "cycles": cycles,
              "share": round(cycles / stall_cycles, 4),
-             "waits": totals.wait_count[(wait_row, producer_row)]}
+             "waits": totals.wait_count.get((wait_row, producer_row), 0)}
             for producer_row, cycles in sorted(by_wait[wait_row], key=lambda p: (-p[1], p[0]))
         ]
         entry = {**_row_ref(rows, wait_row), "stall_cycles": stall_cycles,
                  "hits": int(totals.hits[wait_row]),
                  "unattributed_cycles": totals.wait_unattributed.get(wait_row, 0),
                  "producers": producers,
-                 "dominant_producer": producers[0] if producers else None}
+                 "dominant_producer": producers[0] if producers and producers[0]["cycles"] else None}
         result.append(entry)
     return result
 
