@@ -326,3 +326,20 @@ def test_is_synthetic_dispatch(tmp_path, captures):
     assert is_synthetic_dispatch(write_dispatch_dir(tmp_path / "one", small_gemm()))
     real = next(captures.rglob("ui_output_agent_*_dispatch_*"))
     assert not is_synthetic_dispatch(real)
+
+
+def test_planted_stall_on_a_wait_adds_up():
+    import dataclasses
+
+    spec = demo_vec_add()
+    wait_index = next(i for i, ins in enumerate(spec.instructions) if ins.asm.startswith("s_waitcnt vmcnt"))
+    base = simulate(spec)
+    instructions = list(spec.instructions)
+    instructions[wait_index] = dataclasses.replace(instructions[wait_index], stall_cycles=500)
+    planted = simulate(dataclasses.replace(spec, instructions=tuple(instructions)))
+    line = wait_index + 1
+
+    def wait_stall(waves):
+        return sum(s for w in waves for _t, _c, s, _d, ln in w.instructions if ln == line)
+
+    assert wait_stall(planted) - wait_stall(base) == 500 * len(base)

@@ -160,7 +160,8 @@ def simulate_wave(spec: KernelSpec, se: int, simd: int, slot: int, wv: int, begi
                     wait_until = max(wait_until, completion)
                     if producer_line not in producers:
                         producers.append(producer_line)
-            stall = wait_until - time
+            # plus any planted extra stall (e.g. contention the in-order model cannot see)
+            stall = wait_until - time + ins.stall_cycles
         else:
             stall = ins.stall_cycles + _jitter(rng, ins.stall_cycles, 4) if ins.stall_cycles else 0
         duration = stall + ins.issue_cycles
