@@ -343,3 +343,58 @@ def test_planted_stall_on_a_wait_adds_up():
         return sum(s for w in waves for _t, _c, s, _d, ln in w.instructions if ln == line)
 
     assert wait_stall(planted) - wait_stall(base) == 500 * len(base)
+
+
+RUN_NAME_PATTERNS = [
+    re.compile(r"^ui_output_agent_\d+_dispatch_\d+$"),
+    re.compile(r"^stats_ui_output_agent_\d+_dispatch_\d+\.csv$"),
+    re.compile(r"^att_\d+_shader_engine_\d+_\d+\.att$"),
+    re.compile(r"^att_gfx9[0-9a-f]+_code_object_id_\d+\.out$"),
+    re.compile(r"^att_(kernel_trace|agent_info)\.csv$"),
+]
+DISPATCH_FILE_PATTERNS = [
+    WAVE_RE,
+    re.compile(r"^(code|filenames|occupancy|realtime|snapshots)\.json$"),
+    re.compile(r"^wstates[1-4]\.json$"),
+    re.compile(r"^source_\d+_.+$"),
+]
+
+
+def test_every_written_name_matches_a_documented_pattern(tmp_path):
+    dirs = write_att_run(tmp_path, [small_gemm(), demo_vec_add()])
+    for path in tmp_path.iterdir():
+        assert any(p.match(path.name) for p in RUN_NAME_PATTERNS), path.name
+    for d in dirs:
+        for path in d.iterdir():
+            assert any(p.match(path.name) for p in DISPATCH_FILE_PATTERNS), path.name
+
+
+def test_invariant_holds_for_arbitrary_specs(tmp_path_factory):
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kerneltrace.synth import KernelSpec, LoopRegion, SynthInstruction, WaveLayout
+
+    asm_pool = ["s_load_dword s2, s[0:1], 0x0", "global_load_dword v1, v0, s[2:3]",
+                "ds_read_b32 v2, v0", "s_waitcnt vmcnt(0)", "s_waitcnt lgkmcnt(0)",
+                "v_add_f32_e32 v1, v1, v2", "s_barrier", "s_add_u32 s4, s4, 1"]
+    instruction = st.builds(SynthInstruction, asm=st.sampled_from(asm_pool),
+                            line=st.one_of(st.none(), st.integers(1, 40)),
+                            issue_cycles=st.sampled_from([4, 8, 16]),
+                            stall_cycles=st.integers(0, 300), latency_cycles=st.integers(0, 900))
+
+    @settings(max_examples=15, deadline=None)
+    @given(st.lists(instruction, min_size=2, max_size=12), st.integers(1, 4), st.integers(0, 99))
+    def check(body, iterations, seed):
+        instructions = (*body, SynthInstruction("s_endpgm"))
+        spec = KernelSpec(name="_Z1kv", demangled="k()", arch="gfx90a", instructions=instructions,
+                          loop=LoopRegion(0, len(body) - 1, iterations),
+                          waves=WaveLayout(shader_engines=1, simds=2, slots=1, waves_per_slot=2),
+                          seed=seed)
+        d = write_dispatch_dir(tmp_path_factory.mktemp("h"), spec)
+        code = json.loads((d / "code.json").read_text())["code"]
+        recomputed = recompute_from_wave_files(d, len(code))
+        assert [row[6:10] for row in code] == recomputed
+        assert all(row[6] == 2 * 2 * iterations for row in code[1:len(body) + 1])
+
+    check()
