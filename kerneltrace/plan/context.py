@@ -112,11 +112,13 @@ class PlanContext:
         )
 
     def real_lines(self, limit: int | None = None) -> list[dict]:
-        """Top source lines by stall that carry user code (no artifact), stall > 0."""
+        """Top source lines by stall that carry user code (no artifact) and some stall."""
         lines = [
             line
             for line in self.hotspots.get("source_lines") or []
-            if not line.get("artifact") and (line.get("stall_cycles") or 0) > 0
+            # pcsampling documents rank by stalled samples: share > 0 with zero stall cycles
+            if not line.get("artifact")
+            and ((line.get("stall_cycles") or 0) > 0 or (line.get("share") or 0) > 0)
         ]
         return lines[: self.top_lines if limit is None else limit]
 

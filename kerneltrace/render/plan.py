@@ -102,14 +102,18 @@ def dispatch_view(dispatch: dict, hotspot_doc: dict | None) -> dict:
     """Everything a template needs for one dispatch, in display order."""
     doc = hotspot_doc or {}
     findings = dispatch["findings"]
-    lines = [line for line in doc.get("source_lines") or [] if (line.get("stall_cycles") or 0) > 0]
+    lines = [
+        line
+        for line in doc.get("source_lines") or []
+        if (line.get("stall_cycles") or 0) > 0 or (line.get("share") or 0) > 0
+    ]
     real = [line for line in lines if not line.get("artifact")][:TOP_LINES]
     by_location: dict[str, list[dict]] = {}
     for finding in findings:
         if finding.get("location"):
             by_location.setdefault(finding["location"], []).append(finding)
     shown = {line["location"] for line in real}
-    top_stall = max((line.get("stall_cycles") or 0 for line in lines), default=0)
+    top_share = max((line.get("share") or 0 for line in lines), default=0)
     stall_by_type = dispatch.get("stall_by_type") or []
     return {
         "dispatch": dispatch,
@@ -123,7 +127,7 @@ def dispatch_view(dispatch: dict, hotspot_doc: dict | None) -> dict:
         "heat": [
             {
                 "line": line,
-                "intensity": (line.get("stall_cycles") or 0) / top_stall if top_stall else 0,
+                "intensity": (line.get("share") or 0) / top_share if top_share else 0,
             }
             for line in lines[:HEAT_LINES]
         ],

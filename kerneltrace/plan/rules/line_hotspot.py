@@ -82,7 +82,9 @@ def top_line_hotspots(ctx: PlanContext, covered: set[str], limit: int = 5) -> li
             continue
         kind = line.get("dominant_type") or isa.OTHER
         cause, fix, low, high = _BY_TYPE.get(kind, _DEFAULT)
-        stalled = sorted(ctx.line_instructions(line), key=lambda i: -(i.get("stall_cycles") or 0))
+        # pcsampling documents carry stalled samples instead of stall cycles
+        cost = lambda i: (i.get("stall_cycles") or 0, i.get("pc_stalled") or 0)  # noqa: E731
+        stalled = sorted(ctx.line_instructions(line), key=cost, reverse=True)
         rate = line.get("stall_rate")
         findings.append(
             Finding(
@@ -97,7 +99,14 @@ def top_line_hotspots(ctx: PlanContext, covered: set[str], limit: int = 5) -> li
                     + (f"; stall rate {rate:.0%}." if rate is not None else ".")
                 ),
                 fix=fix[0].upper() + fix[1:] + ".",
-                evidence=[ctx.evidence(ins) for ins in stalled[:5] if ins.get("stall_cycles")],
+                evidence=[
+                    ctx.evidence(
+                        ins,
+                        f"{ins['pc_stalled']} stalled PC samples" if ins.get("pc_stalled") else "",
+                    )
+                    for ins in stalled[:5]
+                    if any(cost(ins))
+                ],
                 location=line["location"],
                 effort="medium",
             )
