@@ -249,8 +249,6 @@ def demo_gemm(arch: str = "gfx942", *, iterations: int = 8, waves_per_slot: int 
                          stall_cycles=12, latency_cycles=300),
         SynthInstruction("s_waitcnt vmcnt(0)", dec),
         SynthInstruction("s_endpgm", dec, issue_cycles=20),
-        SynthInstruction("s_code_end", None, executed=False),
-        SynthInstruction("s_code_end", None, executed=False),
     ]
     instructions = tuple(prologue + loop_body + epilogue)
     first = len(prologue)
