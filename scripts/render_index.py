@@ -16,7 +16,7 @@ from kerneltrace.render.index import render_index, run_row  # noqa: E402
 TEMPLATES = Path(__file__).resolve().parents[1] / "workflow" / "templates"
 
 
-def write_index(reports: Path, runs: list[str], out: Path) -> None:
+def write_index(reports: Path, runs: list[str], out: Path, templates: Path = TEMPLATES) -> None:
     rows = []
     for run in runs:
         summary_path = reports / run / "summary.json"
@@ -24,7 +24,7 @@ def write_index(reports: Path, runs: list[str], out: Path) -> None:
         summary = read_json(summary_path) if summary_path.is_file() else None
         regression = read_json(regression_path) if regression_path.is_file() else None
         rows.append(run_row(run, summary, regression))
-    write_text(out, render_index(rows, TEMPLATES))
+    write_text(out, render_index(rows, templates))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
 def from_snakemake(smk) -> None:
     with open(smk.log[0], "w") as log:
         sys.stderr = log
-        write_index(Path(smk.params.reports), list(smk.params.runs), Path(smk.output.html))
+        # Under Snakemake this file runs from a copy in .snakemake/scripts: take paths from params.
+        write_index(Path(smk.params.reports), list(smk.params.runs), Path(smk.output.html),
+                    Path(smk.params.templates))
 
 
 if "snakemake" in globals():

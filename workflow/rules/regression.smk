@@ -21,6 +21,7 @@ rule batch_index:
     params:
         reports="reports",
         runs=list(RUNS),
+        templates=os.path.join(REPO, "workflow", "templates"),
     script:
         "../../scripts/render_index.py"
 
