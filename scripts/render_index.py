@@ -42,7 +42,7 @@ def from_snakemake(smk) -> None:
     with open(smk.log[0], "w") as log:
         sys.stderr = log
         # Under Snakemake this file runs from a copy in .snakemake/scripts: take paths from params.
-        write_index(Path(smk.params.reports), list(smk.params.runs), Path(smk.output.html),
+        write_index(Path(smk.output.html).parent, list(smk.params.runs), Path(smk.output.html),
                     Path(smk.params.templates))
 
 

@@ -19,7 +19,6 @@ rule batch_index:
     conda:
         "../envs/analysis.yaml"
     params:
-        reports="reports",
         runs=list(RUNS),
         templates=os.path.join(REPO, "workflow", "templates"),
     script:
