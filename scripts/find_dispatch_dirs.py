@@ -8,17 +8,26 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
+import re  # noqa: E402
 
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.rocprof import dispatchdirs  # noqa: E402
 
 
-def from_folder(search_dir: Path) -> tuple[list[dict[str, str]], list[str]]:
+def from_folder(search_dir: Path, kernel: str | None = None) -> tuple[list[dict[str, str]], list[str]]:
     found = dispatchdirs.find_dispatch_dirs(search_dir)
     if not found.kept:
         raise dispatchdirs.no_dispatch_dirs_error(search_dir, found.notes)
-    return dispatchdirs.manifest_rows(found.kept), found.notes
+    kept = found.kept
+    if kernel:
+        pattern = re.compile(kernel)
+        kept = [item for item in found.kept if pattern.search(item.kernel)]
+        if not kept:
+            names = "; ".join(sorted({item.kernel or "?" for item in found.kept})[:10])
+            raise InputError(f"no dispatch dir's kernel matches kernel={kernel!r}; kernels found: {names}",
+                             str(search_dir), "set kernel to a regex matching one of these names, or drop it")
+    return dispatchdirs.manifest_rows(kept), found.notes
 
 
 def from_manifests(manifests: list[Path]) -> list[dict[str, str]]:
@@ -44,7 +53,7 @@ def main_from_snakemake(snakemake) -> None:  # noqa: ANN001
 
     def job(smk) -> None:  # noqa: ANN001
         if smk.params.mode == "dir":
-            rows, notes = from_folder(Path(smk.params.search_dir))
+            rows, notes = from_folder(Path(smk.params.search_dir), smk.params.kernel)
             searched = f"searched {smk.params.search_dir}"
         else:
             rows, notes = from_manifests([Path(p) for p in smk.input.decoded]), []
@@ -60,9 +69,10 @@ def main_from_snakemake(snakemake) -> None:  # noqa: ANN001
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("path", type=Path, help="folder searched recursively (may itself be a dispatch dir)")
+    parser.add_argument("--kernel", help="regex: keep dispatch dirs whose kernel name matches")
     parser.add_argument("-o", "--output", type=Path, help="manifest TSV (default stdout); never under PATH")
     args = parser.parse_args(argv)
-    rows, notes = from_folder(args.path)
+    rows, notes = from_folder(args.path, args.kernel)
     text = dispatchdirs.manifest_tsv(rows)
     if args.output:
         if args.path.resolve() in args.output.resolve().parents:

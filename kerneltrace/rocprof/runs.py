@@ -53,7 +53,8 @@ def derived_name(cmd: str | None, directory: str | None) -> str:
     return EXAMPLE_RUN
 
 
-def _spec(name: str, values: Mapping[str, Any], defaults: Mapping[str, Any], base_dir: Path) -> RunSpec:
+def _spec(name: str, values: Mapping[str, Any], defaults: Mapping[str, Any], base_dir: Path,
+          fallback_dirs: tuple[Path, ...] = ()) -> RunSpec:
     if not RUN_NAME_RE.match(name):
         raise InputError(f"run name {name!r} is not a safe folder name", "config run",
                          "use letters, digits, '_', '.', '-'")
@@ -63,8 +64,10 @@ def _spec(name: str, values: Mapping[str, Any], defaults: Mapping[str, Any], bas
                          "give cmd (profile a command) or dir (analyse cached captures), not both")
     merged = {key: values.get(key, defaults.get(key)) for key in PER_RUN_KEYS}
     env = {str(k): str(v) for k, v in {**(defaults.get("env") or {}), **(values.get("env") or {})}.items()}
-    if directory:
-        directory = str((base_dir / directory).resolve()) if not Path(directory).is_absolute() else directory
+    if directory and not Path(directory).is_absolute():
+        # Relative to the working directory; else to the checkout (e.g. examples/ with -d elsewhere).
+        candidates = [base_dir / directory, *(root / directory for root in fallback_dirs)]
+        directory = str(next((c for c in candidates if c.exists()), candidates[0]).resolve())
     return RunSpec(name=name, mode="cmd" if cmd else "dir", cmd=cmd, dir=directory,
                    kernel=merged["kernel"], top_kernels=int(merged["top_kernels"] or 1),
                    iterations=str(merged["iterations"] or "[1, [3-4]]"),
@@ -72,19 +75,23 @@ def _spec(name: str, values: Mapping[str, Any], defaults: Mapping[str, Any], bas
                    env=env, timeout=float(merged["timeout"] or 0))
 
 
-def build_runs(config: Mapping[str, Any], example_dir: Path, base_dir: Path) -> tuple[dict[str, RunSpec], str]:
-    """All runs of this invocation, plus a console note (e.g. that use 4 was chosen)."""
+def build_runs(config: Mapping[str, Any], example_dir: Path, base_dir: Path,
+               fallback_dirs: tuple[Path, ...] = ()) -> tuple[dict[str, RunSpec], str]:
+    """All runs of this invocation, plus a console note (e.g. that use 4 was chosen).
+
+    Relative ``dir`` values resolve against ``base_dir`` (the working directory), then ``fallback_dirs``.
+    """
     batch = config.get("runs") or {}
     if batch:
         if config.get("cmd") or config.get("dir"):
             raise InputError("runs: is set together with a top-level cmd/dir", "config",
                              "put every command or folder inside runs:, or drop runs:")
-        specs = {name: _spec(name, values or {}, config, base_dir) for name, values in batch.items()}
+        specs = {name: _spec(name, values or {}, config, base_dir, fallback_dirs) for name, values in batch.items()}
         return specs, f"batch: {len(specs)} runs ({', '.join(specs)})"
     cmd, directory = config.get("cmd"), config.get("dir")
     if cmd or directory:
         name = config.get("run") or derived_name(cmd, directory)
-        spec = _spec(name, {"cmd": cmd, "dir": directory}, config, base_dir)
+        spec = _spec(name, {"cmd": cmd, "dir": directory}, config, base_dir, fallback_dirs)
         return {name: spec}, f"run {name!r}: " + (f"profiling {cmd!r}" if cmd else f"analysing {spec.dir}")
     name = config.get("run") or EXAMPLE_RUN
     spec = _spec(name, {"dir": str(example_dir)}, config, base_dir)

@@ -15,6 +15,7 @@ checkpoint dispatches:
     params:
         mode=run_param("mode"),
         search_dir=run_param("dir"),
+        kernel=run_param("kernel"),
     script:
         "../../scripts/find_dispatch_dirs.py"
 

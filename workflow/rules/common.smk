@@ -2,6 +2,7 @@
 import os
 import re
 import sys
+from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
@@ -35,7 +36,7 @@ if _unknown:
 validate(config, schema=SCHEMA)
 
 try:
-    RUNS, _note = build_runs(config, EXAMPLE_DIR, os.getcwd())
+    RUNS, _note = build_runs(config, Path(EXAMPLE_DIR), Path.cwd(), (Path(REPO),))
 except InputError as err:
     raise WorkflowError(f"config: {err}")
 print(f"kernel-trace-analysis: {_note}", file=sys.stderr)
