@@ -8,12 +8,18 @@ from kerneltrace.plan.rules import run_all
 from kerneltrace.plan.rules.memory import l2_metrics
 
 SCHEMA = "kerneltrace.summary/1"
+SYNTHETIC_ROOT = "/synthetic/"  # source root used by kerneltrace.synth (docs/synthetic-captures.md)
 
 
 def is_synthetic(hotspot_doc: dict) -> bool:
     """True when the capture came from kerneltrace.synth (the document or its metadata says so)."""
     meta = hotspot_doc.get("metadata") or {}
-    return bool(hotspot_doc.get("synthetic") or (isinstance(meta, dict) and meta.get("synthetic")))
+    if hotspot_doc.get("synthetic") or (isinstance(meta, dict) and meta.get("synthetic")):
+        return True
+    # the generator's documented marker: every source path lives under /synthetic/
+    locations = [line.get("location") or "" for line in hotspot_doc.get("source_lines") or []]
+    mapped = [loc for loc in locations if loc]
+    return bool(mapped) and all(loc.startswith(SYNTHETIC_ROOT) for loc in mapped)
 
 
 def l2_for(kernel: str | None, l2_docs: list[dict]) -> dict | None:
