@@ -14,7 +14,16 @@ import yaml
 
 from kerneltrace import synth
 from kerneltrace.errors import InputError
-from kerneltrace.rocprof import capture, commands, decoder, discover, dispatchdirs, jobfile, logscan, runs
+from kerneltrace.rocprof import (
+    capture,
+    commands,
+    decoder,
+    discover,
+    dispatchdirs,
+    jobfile,
+    logscan,
+    runs,
+)
 
 DOUBLE_DIR = Path(__file__).resolve().parent / "rocprofv3_double"
 DOUBLE = DOUBLE_DIR / "rocprofv3"
@@ -130,6 +139,7 @@ def test_rocpd_kernels_view_and_tables(tmp_path):
     before = db.read_bytes()
     rows = discover.read_rocpd(db)  # no `kernels` view: falls back to the real tables
     assert [(r.name, r.calls, r.total_us) for r in rows] == [("slow", 2, 10.0), ("fast", 1, 1.0)]
+    assert db.read_bytes() == before  # opened read-only
     conn = sqlite3.connect(db)
     conn.execute('CREATE VIEW kernels AS SELECT S.display_name AS name, K.start, K."end" FROM '
                  "rocpd_kernel_dispatch K JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id")
