@@ -14,7 +14,7 @@ PLAN_SCHEMA = "kerneltrace.pmc-plan/1"
 
 
 def write_plan(*, arch: str, kernel_regex: str, out_dir: Path, metrics: list[str] | None,
-               job_format: str, capture_dir: str | None) -> dict:
+               job_format: str, capture_dir: str | None, output_location: bool = True) -> dict:
     """Write pmc_job<N>.<ext> files and plan.json into out_dir; return the plan document."""
     from kerneltrace import atomic
     from kerneltrace.counters.planner import job_document, plan_jobs
@@ -25,7 +25,8 @@ def write_plan(*, arch: str, kernel_regex: str, out_dir: Path, metrics: list[str
     entries = []
     for number, job in enumerate(jobs, start=1):
         name = f"pmc_job{number}"
-        document = job_document(job, kernel_regex, f"{capture_dir or out_dir}/{name}", "pmc")
+        location = f"{capture_dir or out_dir}/{name}" if output_location else None
+        document = job_document(job, kernel_regex, location, "pmc")
         path = out_dir / f"{name}{suffix}"
         atomic.write_text(path, dump_jobs([document], job_format))
         entries.append({"file": path.name, "counters": list(job.counters), "metrics": list(job.metrics),
@@ -58,7 +59,7 @@ def main_from_snakemake(snakemake) -> None:  # noqa: ANN001 - the Snakemake obje
                              "set pmc: {arch: gfx942} (or gfx90a / gfx950) in the config")
         write_plan(arch=arch, kernel_regex=exact_name_regex(smk.params.kernel_name),
                    out_dir=Path(smk.output.jobs), metrics=list(smk.params.metrics) or None,
-                   job_format=smk.params.job_format, capture_dir=None)
+                   job_format=smk.params.job_format, capture_dir=None, output_location=False)
 
     run_job(snakemake, job)
 

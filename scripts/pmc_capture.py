@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""PMC capture of one planned job: `rocprofv3 -i JOB -d DIR -o pmc -- bash -c CMD`, checked and promoted on success."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+
+from kerneltrace import atomic  # noqa: E402
+from kerneltrace.errors import InputError, run_cli  # noqa: E402
+from kerneltrace.rocprof import capture, commands, jobfile  # noqa: E402
+
+
+def pmc_capture(*, job_path: Path, cmd: str, rocprofv3: str, env_extra: dict[str, str], timeout: float,
+                capture_dir: Path, log_path: Path) -> dict:
+    """Run one single-pass job; fail when the run fails or a requested counter has no rows."""
+    from kerneltrace.counters.table import strip_sum
+    from kerneltrace.readers.counter_csv import find_counter_csvs, read_counter_csv
+
+    env = commands.child_env(os.environ, env_extra, debug_info=False)  # no line info needed for PMC
+    exe = commands.which(rocprofv3, env)
+    if not exe:
+        raise InputError(f"rocprofv3 not found ({rocprofv3!r} is not an executable on PATH)",
+                         "config rocprofv3", "set `rocprofv3: /opt/rocm/bin/rocprofv3` in the config")
+    jobs = jobfile.load_jobs(job_path.read_text(encoding="utf-8"), job_path.suffix)
+    requested = {strip_sum(name) for job in jobs for name in job.get("pmc", [])}
+    tmp = capture.fresh_tmp(capture_dir, "pmc")
+    argv = commands.pmc_argv(exe, str(job_path), str(tmp), commands.AppCommand(cmd))
+    result = capture.run_logged(argv, env, log_path, timeout)
+    if result.timed_out or result.returncode:
+        raise capture.failure_message("PMC capture", result, log_path, timeout)
+    files = find_counter_csvs(tmp)
+    if not files:
+        raise capture.CaptureFailed(f"PMC capture wrote no counter_collection.csv (log: {log_path}); "
+                                    "the kernel regex matched no dispatch or the counters are unavailable", 1)
+    found = {name for path in files for d in read_counter_csv(path).dispatches for name in d.counters}
+    missing = sorted(requested - found)
+    if missing:
+        # rocprofv3 only warns about unknown counters; a missing counter is an error, never a 0
+        raise capture.CaptureFailed(f"counters missing from the output: {', '.join(missing)} (log: {log_path}); "
+                                    "check the names with `rocprofv3-avail list --pmc` for this GPU", 1)
+    capture.promote(tmp, capture_dir)
+    return {"capture_dir": str(capture_dir), "job": str(job_path), "argv": argv,
+            "counters": sorted(requested), "files": [str(capture_dir / p.relative_to(tmp)) for p in files]}
+
+
+def main_from_snakemake(snakemake) -> None:  # noqa: ANN001 - the Snakemake object
+    from kerneltrace.rocprof.smk import run_job
+
+    def job(smk) -> None:  # noqa: ANN001
+        record = pmc_capture(job_path=Path(smk.input.job), cmd=smk.params.cmd, rocprofv3=smk.params.rocprofv3,
+                             env_extra=dict(smk.params.env), timeout=float(smk.params.timeout),
+                             capture_dir=Path(smk.params.capture_dir), log_path=Path(smk.log[0]))
+        atomic.write_json(smk.output.record, record)
+
+    run_job(snakemake, job)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--job", type=Path, required=True, help="job file from pmc_plan.py (one single-pass job)")
+    parser.add_argument("--cmd", required=True, help="benchmark command (one shell string, run by bash -c)")
+    parser.add_argument("--out-dir", type=Path, required=True, help="final capture folder")
+    parser.add_argument("--rocprofv3", default="rocprofv3")
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds (0 = none)")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--log", type=Path, help="log file (default OUT_DIR.log)")
+    args = parser.parse_args(argv)
+    try:
+        record = pmc_capture(job_path=args.job, cmd=args.cmd, rocprofv3=args.rocprofv3,
+                             env_extra=dict(item.split("=", 1) for item in args.env if "=" in item),
+                             timeout=args.timeout, capture_dir=args.out_dir,
+                             log_path=args.log or args.out_dir.with_suffix(".log"))
+    except capture.CaptureFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return err.exit_code or 1
+    atomic.write_json(args.out_dir.with_name(args.out_dir.name + ".capture.json"), record)
+    print(f"captured {len(record['files'])} counter file(s) into {record['capture_dir']}")
+    return 0
+
+
+if "snakemake" in globals():
+    main_from_snakemake(snakemake)  # noqa: F821
+elif __name__ == "__main__":
+    sys.exit(run_cli(main))
