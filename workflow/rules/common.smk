@@ -176,3 +176,7 @@ def plan_l2(wildcards):
     for provider in PLAN_L2_INPUTS:
         files += list(provider(wildcards.run))
     return files
+
+
+def plan_dir(wildcards, output):
+    return os.path.dirname(output.md)

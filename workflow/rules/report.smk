@@ -6,6 +6,7 @@ rule plan:
         dispatches="results/{run}/dispatches.tsv",
         hotspots=plan_hotspots,
         l2=plan_l2,
+        renderer=os.path.join(SCRIPTS, "render_plan.py"),
     output:
         md=report(
             "reports/{run}/plan.md",
@@ -26,6 +27,9 @@ rule plan:
     conda:
         "../envs/analysis.yaml"
     params:
-        run="{run}",
-    script:
-        "../../scripts/render_plan.py"
+        python=sys.executable,
+        out_dir=plan_dir,
+    # The renderer's CLI (not `script:`): it runs the same with or without Snakemake.
+    shell:
+        "{params.python:q} {input.renderer:q} --hotspots {input.hotspots:q} --l2 {input.l2:q}"
+        " --out-dir {params.out_dir:q} --run {wildcards.run:q} > {log:q} 2>&1"
