@@ -92,6 +92,10 @@ CLUES: tuple[Clue, ...] = (
 )
 
 
+_MEMORY_PREFIXES = ("buffer_", "global_", "flat_", "scratch_")
+_MODIFIER_WORDS = re.compile(r"\b(sc0|sc1|nt|glc|slc)\b", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class ArchResolution:
     """The architecture answer, how it was found, and whether it is certain."""
@@ -117,21 +121,23 @@ def isa_evidence(instructions: Iterable[str]) -> tuple[frozenset[str], tuple[str
     conflict flag is set.
     """
     hit: dict[str, Clue] = {}
-    seen_opcodes: set[str] = set()
+    opcodes: set[str] = set()
+    line_clues = [clue for clue in CLUES if clue.on_line]
     for text in instructions:
-        line = text.strip().lower()
-        if not line or line.startswith(";"):
+        line = text.lstrip()
+        if not line or line[0] == ";":
             continue
-        op = line.split(None, 1)[0]
-        for clue in CLUES:
-            if clue.label in hit:
-                continue
-            if clue.on_line:
-                if clue.pattern.search(line):
+        op = line.split(None, 1)[0].lower()
+        opcodes.add(op)
+        # Modifier clues only concern memory instructions that carry a cache-policy word.
+        if op.startswith(_MEMORY_PREFIXES) and _MODIFIER_WORDS.search(line):
+            lowered = line.lower()
+            for clue in line_clues:
+                if clue.label not in hit and clue.pattern.search(lowered):
                     hit[clue.label] = clue
-            elif op not in seen_opcodes and clue.pattern.search(op):
-                hit[clue.label] = clue
-        seen_opcodes.add(op)
+    for clue in CLUES:
+        if not clue.on_line and any(clue.pattern.search(op) for op in opcodes):
+            hit[clue.label] = clue
     remaining = set(ALL_TARGETS)
     for clue in hit.values():
         remaining &= clue.targets

@@ -244,7 +244,6 @@ def _vmem_type(op: str) -> str:
     return VMEM_STORE
 
 
-@lru_cache(maxsize=4096)
 def _classify_opcode(op: str) -> str | None:
     if not op:
         return OTHER
@@ -271,16 +270,21 @@ def _classify_opcode(op: str) -> str | None:
     return SALU
 
 
+@lru_cache(maxsize=4096)
+def _classify_token(token: str) -> str | None:
+    return _classify_opcode(_ENCODING_SUFFIX.sub("", token.lower().rstrip(",")))
+
+
 def classify(asm: str) -> str:
     """Instruction type of one ISA line: one of STALL_TYPES ("other" for labels/empty text).
 
     Waits take the type of their counters; a mixed wait takes the first of VMEM-wait,
     LDS/SMEM-wait, EXP-wait that it involves (use wait_kinds() to see all of them).
     """
-    if is_label(asm):
+    stripped = asm.lstrip()
+    if not stripped or stripped[0] == ";":
         return OTHER
-    op = base_opcode(asm)
-    kind = _classify_opcode(op)
+    kind = _classify_token(stripped.split(None, 1)[0])
     if kind is not None:
         return kind
     kinds = wait_kinds(asm)

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 # Operand tokens. `acc` is the older spelling of AGPRs (acc0, acc[0:3]).
-_RANGE = re.compile(r"(?<![\w.$])(v|a|acc|s)\[(\d+)\s*:\s*(\d+)\]", re.IGNORECASE)
-_SINGLE = re.compile(r"(?<![\w.$])(v|a|acc|s)(\d+)(?![\w])", re.IGNORECASE)
+# Matched on lower-cased text; \b keeps `.lbb0_v9`, `sc0`, `vmcnt(0)` and `0xa1` out.
+_REGISTER = re.compile(r"\b(v|a|acc|s)(?:(\d+)|\[(\d+)\s*:\s*(\d+)\])(?![\w\[])")
 _VCC = re.compile(r"(?<![\w.$])vcc(?:_lo|_hi)?(?![\w])", re.IGNORECASE)
 # Opcodes that read or write VCC implicitly (VOPC / VOP2 carry forms, vcc branches).
 _IMPLICIT_VCC = re.compile(
@@ -68,43 +68,25 @@ class RegisterUsage:
         }
 
 
-def _operands(asm: str) -> tuple[str, str]:
-    """(lower-case opcode, operand text without trailing comments)."""
-    text = asm.strip()
-    for marker in ("//", ";"):
-        cut = text.find(marker)
-        if cut >= 0:
-            text = text[:cut]
-    parts = text.split(None, 1)
-    if not parts:
-        return "", ""
-    return parts[0].lower(), parts[1] if len(parts) > 1 else ""
+_COMMENT = re.compile(r"(//|;)[^\n]*")
 
 
 def _scan(asms: Iterable[str]) -> RegisterUsage | None:
-    highest = {"v": -1, "a": -1, "s": -1}
-    uses_vcc = False
-    has_mfma = False
-    seen_instruction = False
-    for asm in asms:
-        if not asm or asm.lstrip().startswith((";", ".")):
-            continue
-        op, operands = _operands(asm)
-        if not op:
-            continue
-        seen_instruction = True
-        if _MFMA.match(op):
-            has_mfma = True
-        if _IMPLICIT_VCC.match(op) or _VCC.search(operands):
-            uses_vcc = True
-        for kind, _first, last in _RANGE.findall(operands):
-            key = "a" if kind.lower() in ("a", "acc") else kind.lower()
-            highest[key] = max(highest[key], int(last))
-        for kind, index in _SINGLE.findall(operands):
-            key = "a" if kind.lower() in ("a", "acc") else kind.lower()
-            highest[key] = max(highest[key], int(index))
-    if not seen_instruction:
+    # One pass over the joined text: opcode names never match the register patterns (a letter
+    # or "_" follows their v/s/a), so only comments and label rows have to be removed.
+    lines = [line for line in asms if line and not line.lstrip().startswith((";", "."))]
+    opcodes = {parts[0].lower() for parts in (line.split(None, 1) for line in lines) if parts}
+    if not opcodes:
         return None
+    text = _COMMENT.sub("", "\n".join(lines)).lower()
+    highest = {"v": -1, "a": -1, "s": -1}
+    for kind, single, _first, last in _REGISTER.findall(text):
+        key = "a" if kind == "acc" else kind
+        index = int(single or last)
+        if index > highest[key]:
+            highest[key] = index
+    uses_vcc = bool(_VCC.search(text)) or any(_IMPLICIT_VCC.match(op) for op in opcodes)
+    has_mfma = any(_MFMA.match(op) for op in opcodes)
     return RegisterUsage(
         arch_vgprs=highest["v"] + 1,
         agprs=highest["a"] + 1,
