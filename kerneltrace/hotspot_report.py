@@ -209,7 +209,8 @@ def _occupancy(spec: object, rows: list[CodeRow], trace_row: KernelTraceRow | No
     from kerneltrace.analysis.occupancy import compute_occupancy
     from kerneltrace.isa.registers import scan_registers
 
-    registers = scan_registers(row.asm for row in rows)
+    # the scan depends only on the set of texts: skip the repeats
+    registers = scan_registers(dict.fromkeys(row.asm for row in rows))
     return compute_occupancy(spec, registers, trace_row.meta() if trace_row else None)
 
 
@@ -351,7 +352,7 @@ def run_analysis(
     name = parse_dispatch_name(directory)
     trace_row, join = _find_metadata(directory, name.id, kernel_trace_csv and Path(kernel_trace_csv), group, kernel, warnings)
     agents, agent_csv = _find_agents(directory, agent_info_csv and Path(agent_info_csv), trace_row)
-    arch_section, spec = _arch_section(arch, agents, [row.asm for row in rows], warnings)
+    arch_section, spec = _arch_section(arch, agents, list(dict.fromkeys(row.asm for row in rows)), warnings)
     if arch_section["name"] is None:
         warnings.append(
             "architecture unknown (no --arch, no agent_info CSV next to the dispatch dir, no decisive "

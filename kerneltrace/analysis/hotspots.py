@@ -38,7 +38,7 @@ def split_location(location: str) -> tuple[str, int | None]:
     return location, None
 
 
-@dataclass
+@dataclass(slots=True)
 class InstructionStat:
     index: int
     pc: int | None
@@ -104,21 +104,29 @@ def _metric_value(stat: InstructionStat, metric: str) -> int:
 def instruction_stats(rows: Iterable[CodeRow], classifier: Callable[[str], str] = classify) -> list[InstructionStat]:
     """One InstructionStat per code row, in code order."""
     stats = []
+    # identical instruction texts recur (waits, nops, moves): classify each text once
+    kinds: dict[str, tuple[str, bool]] = {}
     for row in rows:
-        location = innermost_location(row.source) or UNMAPPED
+        asm = row.asm
+        known = kinds.get(asm)
+        if known is None:
+            is_wait = opcode(asm).startswith("s_wait")
+            known = kinds[asm] = (classifier(asm), is_wait and len(wait_kinds(asm)) > 1)
+        source = row.source
+        location = (source.split(" -> ", 1)[0].strip() if source else "") or UNMAPPED
         stats.append(
             InstructionStat(
                 index=row.index,
                 pc=row.vaddr,
-                asm=row.asm,
-                type=classifier(row.asm),
-                source=row.source,
+                asm=asm,
+                type=known[0],
+                source=source,
                 location=location,
                 hits=row.hits,
                 latency=row.latency,
                 stall=row.stall,
                 idle=row.idle,
-                mixed_wait=len(wait_kinds(row.asm)) > 1,
+                mixed_wait=known[1],
                 pc_issued=row.pc_issued,
                 pc_stalled=row.pc_stalled,
                 stall_reasons=row.stall_reasons,
@@ -150,7 +158,7 @@ def kernel_entry_locations(stats: list[InstructionStat]) -> set[str]:
     """
     if not stats:
         return set()
-    candidates = {stat.location for stat in stats if opcode(stat.asm) == "s_endpgm"}
+    candidates = {stat.location for stat in stats if stat.asm.lstrip().startswith("s_endpgm") and opcode(stat.asm) == "s_endpgm"}
     if not candidates:
         candidates = {stats[0].location}
     candidates.discard(UNMAPPED)
@@ -175,7 +183,8 @@ def _dominant_type(stats: list[InstructionStat], metric: str) -> str | None:
 def aggregate(stats: list[InstructionStat], metric: str = "stall") -> HotspotAnalysis:
     """Rank instructions and source lines by `metric`; build the type breakdown and warnings."""
     warnings: list[str] = []
-    total_metric = sum(_metric_value(stat, metric) for stat in stats)
+    weight_of = {id(stat): _metric_value(stat, metric) for stat in stats}
+    total_metric = sum(weight_of.values())
     entry_lines = kernel_entry_locations(stats)
 
     by_line: dict[str, list[InstructionStat]] = {}
@@ -185,7 +194,7 @@ def aggregate(stats: list[InstructionStat], metric: str = "stall") -> HotspotAna
     for location, members in by_line.items():
         stall = _sum_optional(stat.stall for stat in members)
         latency = sum(stat.latency for stat in members)
-        weight = sum(_metric_value(stat, metric) for stat in members)
+        weight = sum(weight_of[id(stat)] for stat in members)
         if location == UNMAPPED:
             artifact = ARTIFACT_UNMAPPED
         elif location in entry_lines:
@@ -210,7 +219,7 @@ def aggregate(stats: list[InstructionStat], metric: str = "stall") -> HotspotAna
                 call_sites=call_sites,
             )
         )
-    line_weight = {line.location: sum(_metric_value(s, metric) for s in by_line[line.location]) for line in lines}
+    line_weight = {line.location: sum(weight_of[id(s)] for s in by_line[line.location]) for line in lines}
     lines.sort(key=lambda line: (-line_weight[line.location], line.instructions[0]))
 
     by_type: dict[str, TypeStat] = {}
@@ -234,7 +243,7 @@ def aggregate(stats: list[InstructionStat], metric: str = "stall") -> HotspotAna
     order = {kind: position for position, kind in enumerate(STALL_TYPES)}
     types = sorted(by_type.values(), key=lambda e: (-type_weight[e.type], order.get(e.type, len(order))))
 
-    ranked = sorted(stats, key=lambda stat: (-_metric_value(stat, metric), stat.index))
+    ranked = sorted(stats, key=lambda stat: (-weight_of[id(stat)], stat.index))
     mapped = sum(1 for stat in stats if stat.location != UNMAPPED)
     mapped_fraction = mapped / len(stats) if stats else 0.0
     if stats and mapped == 0:

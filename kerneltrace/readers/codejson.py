@@ -69,7 +69,7 @@ class KernelLabel:
         return self.demangled or self.symbol
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CodeRow:
     """One instruction row (label/comment rows are not CodeRows)."""
 
@@ -148,13 +148,6 @@ def _as_int(path: Path, value: object, row_index: int, column: str) -> int:
     return value
 
 
-def _opt_int(path: Path, row: list, positions: dict[str, int], column: str, row_index: int) -> int | None:
-    position = positions.get(column)
-    if position is None:
-        return None
-    return _as_int(path, row[position], row_index, column)
-
-
 def _reasons(path: Path, value: object, row_index: int) -> dict[str, int]:
     if not isinstance(value, list):
         raise _bad(path, f"row {row_index}: Stall_Reasons is {type(value).__name__}, expected a list of counts")
@@ -205,6 +198,10 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
     hit_at, latency_at = positions["Hit"], positions["Latency"]
     reasons_at = positions.get("Stall_Reasons")
 
+    # (column, position) of the optional integer columns, in CodeRow order; absent -> None
+    optional_columns = [
+        (column, positions.get(column)) for column in ("Codeobj", "Vaddr", "Stall", "Idle", "PC_Issued", "PC_Stalled")
+    ]
     rows: list[CodeRow] = []
     kernels: list[KernelLabel] = []
     current: str | None = None
@@ -228,28 +225,40 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
             current = text
             kernels.append(KernelLabel(text, source.strip(), index))
             continue
-        hits = _as_int(path, row[hit_at], index, "Hit")
-        latency = _as_int(path, row[latency_at], index, "Latency")
+        hits, latency = row[hit_at], row[latency_at]
+        # fast path: plain ints (bool is an int subclass, hence the exact type test)
+        if type(hits) is not int:
+            hits = _as_int(path, hits, index, "Hit")
+        if type(latency) is not int:
+            latency = _as_int(path, latency, index, "Latency")
         if legacy:
             rows.append(CodeRow(index, asm, source, None, None, hits, latency, None, None, kernel=current))
             continue
-        pc_issued = _opt_int(path, row, positions, "PC_Issued", index)
-        pc_stalled = _opt_int(path, row, positions, "PC_Stalled", index)
+        optional = []
+        for column, position in optional_columns:
+            if position is None:
+                optional.append(None)
+                continue
+            value = row[position]
+            if type(value) is not int:
+                value = _as_int(path, value, index, column)
+            optional.append(value)
+        codeobj, vaddr, stall, idle, pc_issued, pc_stalled = optional
         rows.append(
             CodeRow(
-                index=index,
-                asm=asm,
-                source=source,
-                codeobj=_opt_int(path, row, positions, "Codeobj", index),
-                vaddr=_opt_int(path, row, positions, "Vaddr", index),
-                hits=hits,
-                latency=latency,
-                stall=_opt_int(path, row, positions, "Stall", index),
-                idle=_opt_int(path, row, positions, "Idle", index),
-                pc_issued=pc_issued,
-                pc_stalled=pc_stalled,
-                stall_reasons=_reasons(path, row[reasons_at], index) if reasons_at is not None else None,
-                kernel=current,
+                index,
+                asm,
+                source,
+                codeobj,
+                vaddr,
+                hits,
+                latency,
+                stall,
+                idle,
+                pc_issued,
+                pc_stalled,
+                _reasons(path, row[reasons_at], index) if reasons_at is not None else None,
+                current,
             )
         )
     table = CodeTable(kind if rows else "empty", rows, kernels, header, path)
