@@ -129,7 +129,9 @@ def _occupancy(document: dict) -> list[str]:
             text = need.get("text") if isinstance(need, dict) else str(need)
             lines.append(f"  {'next level:':<22} {target} waves/SIMD: {text}")
         if not needs:
-            lines.append(f"  {'next level:':<22} " + ", ".join(f"{k} {v}" for k, v in next_level.items()))
+            lines.append(
+                f"  {'next level:':<22} " + ", ".join(f"{k} {v}" for k, v in next_level.items())
+            )
     elif next_level:
         lines.append(f"  {'next level:':<22} {next_level}")
     if occupancy.get("upper_bound"):
