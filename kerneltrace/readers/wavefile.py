@@ -3,8 +3,10 @@
 A wave file is a small JSON object around three big integer arrays (`instructions`, `timeline`,
 `waitcnt`). `json.loads` builds one Python object per integer and runs at ~20-45 MB/s here; this
 reader locates each array's byte span, turns brackets/commas into spaces with `bytes.translate`
-and parses the digits with numpy's C text parser in one call, then reads the small remainder
-(scalars such as `begin`/`end`/`cu`, and any extra keys of newer decoders) with `json.loads`.
+and parses the digits with numpy's C text parser, one call per batch of files (thousands of tiny
+wave files share it), then reads the small remainder (scalars such as `begin`/`end`/`cu`, and any
+extra keys of newer decoders) with `json.loads`. The integer count each array must yield is known
+from its brackets beforehand, which validates the shape.
 
 Error policy: a file that is not valid JSON (truncated, corrupt) or whose arrays have the wrong
 shape raises `InputError` naming the file. Callers that scan a whole directory
@@ -95,7 +97,7 @@ def iter_wave_files(paths: list[Path], batch_bytes: int = 4 << 20) -> Iterator[W
     batch: list[_Prepared | WaveFile | InputError] = []
     batch_size = 0
     for path in paths:
-        item = _prepare_path(Path(path))
+        item = _prepare_path(path if isinstance(path, Path) else Path(path))
         batch.append(item)
         if isinstance(item, _Prepared):
             batch_size += item.nbytes
@@ -229,7 +231,8 @@ def _finish_batch(batch: list[_Prepared | WaveFile | InputError]) -> Iterator[Wa
     joined = b" ".join(texts)
     values = (np.fromstring(joined, dtype=np.int64, sep=" ") if joined.strip()
               else np.zeros(0, np.int64))
-    batch_ok = values.size == expected
+    # numpy's text parser saturates out-of-range integers at INT64_MAX: settle such batches file by file
+    batch_ok = values.size == expected and not _saturated(values)
     cursor = 0
     for item in batch:
         if not isinstance(item, _Prepared):
@@ -258,7 +261,7 @@ def _from_values(item: _Prepared, values: np.ndarray | None) -> WaveFile:
         texts = b" ".join(text for _, text, _, _ in item.arrays)
         values = (np.fromstring(texts, dtype=np.int64, sep=" ") if texts.strip()
                   else np.zeros(0, np.int64))
-        if values.size != sum(c for _, _, c, _ in item.arrays):
+        if values.size != sum(c for _, _, c, _ in item.arrays) or _saturated(values):
             raise _Unusual
     arrays: dict[str, Any] = {}
     cursor = 0
@@ -270,6 +273,12 @@ def _from_values(item: _Prepared, values: np.ndarray | None) -> WaveFile:
         else:
             arrays[name] = chunk.reshape(-1, 5 if name == "instructions" else 2)
     return _build(item.document, arrays, item.path, item.nbytes, "fast")
+
+
+def _saturated(values: np.ndarray) -> bool:
+    import numpy as np
+
+    return values.size > 0 and bool(values.max() == np.iinfo(np.int64).max)
 
 
 def _split_waitcnt(values: np.ndarray, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -305,7 +314,7 @@ def _parse_with_json(data: bytes, path: Path) -> WaveFile:
             if rows:
                 try:
                     array = np.asarray(rows, dtype=np.int64)
-                except (TypeError, ValueError) as err:
+                except (TypeError, ValueError, OverflowError) as err:
                     raise _invalid(path, f"`{name}` is not an array of integer tuples") from err
                 if array.ndim != 2 or array.shape[1] != width:
                     raise _invalid(path, f"`{name}` rows must have {width} integers")
@@ -315,12 +324,12 @@ def _parse_with_json(data: bytes, path: Path) -> WaveFile:
             lines = np.asarray([int(entry[0]) for entry in entries], dtype=np.int64)
             lists = [[(int(p[0]), int(p[1]) if len(p) > 1 else 0) for p in entry[1]]
                      for entry in entries]
-        except (TypeError, ValueError, IndexError) as err:
+            flat = [pair for producers in lists for pair in producers]
+            producers = np.asarray(flat, dtype=np.int64).reshape(-1, 2)
+        except (TypeError, ValueError, IndexError, OverflowError) as err:
             raise _invalid(path, "`waitcnt` entries must be [line, [[producer, n], ...]]") from err
         offsets = np.zeros(len(lists) + 1, np.int64)
         np.cumsum([len(p) for p in lists], out=offsets[1:])
-        flat = [pair for producers in lists for pair in producers]
-        producers = np.asarray(flat, dtype=np.int64).reshape(-1, 2)
         arrays["waitcnt"] = (lines, offsets, producers)
         for name in ("instructions", "timeline", "waitcnt"):
             wave.pop(name, None)
@@ -332,6 +341,8 @@ def _load_json(text: bytes, path: Path) -> Any:
         return json.loads(text)
     except (ValueError, UnicodeDecodeError) as err:
         raise _invalid(path, f"not valid JSON ({err}); the file may be truncated") from err
+    except RecursionError:
+        raise _invalid(path, "nested too deeply to be a decoder output") from None
 
 
 def _int_field(wave: dict[str, Any], key: str, path: Path, default: int | None = None) -> int:
