@@ -205,13 +205,17 @@ def _arch_section(
     return section, spec
 
 
-def _occupancy(spec: object, rows: list[CodeRow], trace_row: KernelTraceRow | None) -> dict:
+def _occupancy(
+    spec: object, rows: list[CodeRow], trace_row: KernelTraceRow | None, candidates: list[str]
+) -> dict:
     from kerneltrace.analysis.occupancy import compute_occupancy
     from kerneltrace.isa.registers import scan_registers
 
     # the scan depends only on the set of texts: skip the repeats
     registers = scan_registers(dict.fromkeys(row.asm for row in rows))
-    return compute_occupancy(spec, registers, trace_row.meta() if trace_row else None)
+    meta = trace_row.meta() if trace_row else None
+    # unknown arch: per-candidate figures instead of a silent default
+    return compute_occupancy(spec, registers, meta, candidates=candidates if spec is None else ())
 
 
 def _instruction_dicts(analysis: HotspotAnalysis, pc_sampling: bool) -> list[dict]:
@@ -358,7 +362,7 @@ def run_analysis(
             "architecture unknown (no --arch, no agent_info CSV next to the dispatch dir, no decisive "
             "opcode): occupancy limits that depend on it are null; pass --arch or --agent-info"
         )
-    occupancy = _occupancy(spec, rows, trace_row)
+    occupancy = _occupancy(spec, rows, trace_row, arch_section["candidates"])
 
     hit_rows = [row for row in rows if row.hits > 0]
     totals = {
