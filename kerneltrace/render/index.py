@@ -23,8 +23,9 @@ class RunRow:
     regression_md: str | None = None
 
 
-def run_row(name: str, summary: Mapping[str, Any] | None,
-            regression: Mapping[str, Any] | None = None) -> RunRow:
+def run_row(
+    name: str, summary: Mapping[str, Any] | None, regression: Mapping[str, Any] | None = None
+) -> RunRow:
     """Build one index row from a run's summary (and regression) documents."""
     kernels = []
     for kernel in (summary or {}).get("kernels") or []:
@@ -32,20 +33,34 @@ def run_row(name: str, summary: Mapping[str, Any] | None,
         stall = sum(int((d.get("totals") or {}).get("stall_cycles") or 0) for d in dispatches)
         findings = [f for d in dispatches for f in d.get("findings") or []]
         top = findings[0].get("title") if findings and isinstance(findings[0], Mapping) else None
-        kernels.append({"name": kernel.get("name") or "(unknown kernel)",
-                        "dispatches": len(dispatches), "stall_cycles": stall,
-                        "top_finding": top})
-    return RunRow(name=name, plan_html=f"{name}/plan.html", plan_md=f"{name}/plan.md",
-                  kernels=kernels, synthetic=bool((summary or {}).get("synthetic")),
-                  regression=(regression or {}).get("verdict"),
-                  regression_md=f"{name}/regression.md" if regression else None)
+        kernels.append(
+            {
+                "name": kernel.get("name") or "(unknown kernel)",
+                "dispatches": len(dispatches),
+                "stall_cycles": stall,
+                "top_finding": top,
+            }
+        )
+    return RunRow(
+        name=name,
+        plan_html=f"{name}/plan.html",
+        plan_md=f"{name}/plan.md",
+        kernels=kernels,
+        synthetic=bool((summary or {}).get("synthetic")),
+        regression=(regression or {}).get("verdict"),
+        regression_md=f"{name}/regression.md" if regression else None,
+    )
 
 
-def render_index(rows: list[RunRow], template_dir: Path, title: str = "kernel-trace-analysis runs"
-                 ) -> str:
+def render_index(
+    rows: list[RunRow], template_dir: Path, title: str = "kernel-trace-analysis runs"
+) -> str:
     """Self-contained HTML (inline CSS, no external resources); every value is escaped."""
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(template_dir)),
-                             autoescape=True, undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_dir)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
     return env.get_template(TEMPLATE).render(title=title, runs=rows)
