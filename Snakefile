@@ -10,6 +10,9 @@ min_version("9.1.0")
 configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 
 
