@@ -83,3 +83,19 @@ def test_neutral_change_passes_the_gate(baseline):
     index = (root / "same" / "reports" / "index.html").read_text()
     assert 'href="demo/plan.html"' in index
     assert "vec_add_float" in index
+
+
+def test_slurm_dry_run_plans_gate_and_index_without_gpu_jobs(baseline):
+    """docs/scale-out.md: a dir run with the SLURM profile plans gate and index, no GPU job."""
+    root = baseline
+    proc = subprocess.run(
+        [str(SNAKEMAKE), "-n", "-s", str(REPO / "Snakefile"), "-d", str(root / "slurm"),
+         "--workflow-profile", str(REPO / "profiles" / "slurm"),
+         "--config", f"dir={root / 'cap_before'}", "run=demo",
+         f"baseline={root / 'base' / 'reports'}"],
+        capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    planned = {line.split()[-1].rstrip(":") for line in proc.stdout.splitlines()
+               if line.startswith(("rule ", "localrule ", "checkpoint "))}
+    assert {"regression_report", "regression_gate", "batch_index", "plan"} <= planned
+    assert "gpu=1" not in proc.stdout  # analysis of cached captures never asks for a GPU
