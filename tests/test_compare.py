@@ -247,7 +247,9 @@ def test_parse_thresholds():
     assert th.instruction_stall is None
     assert th.min_stall_per_wave == DEFAULT_THRESHOLDS.min_stall_per_wave
     assert parse_thresholds({"total_stall": "15%"}).total_stall == pytest.approx(0.15)
-    for bad in ("bogus=1", "total_stall", "total_stall=abc", "total_stall=-5%"):
+    assert parse_thresholds({"line_stall": False}).line_stall is None  # YAML `off`
+    for bad in ("bogus=1", "total_stall", "total_stall=abc", "total_stall=-5%",
+                {"total_stall": True}):
         with pytest.raises(InputError):
             parse_thresholds(bad)
 

@@ -82,11 +82,15 @@ def parse_thresholds(spec: str | Mapping[str, Any] | None,
 
 
 def _parse_value(name: str, value: Any) -> float | None:
-    if value is None or (isinstance(value, str) and value.lower() in ("off", "none", "")):
+    # YAML reads a bare `off` as False (config files, --config): treat it as "off" too.
+    if value is None or value is False or (
+            isinstance(value, str) and value.lower() in ("off", "none", "")):
         if name in ("min_stall_per_wave", "min_share", "hotspot_share"):
             return 0.0
         return None
     try:
+        if value is True:
+            raise ValueError(value)
         if isinstance(value, str) and value.endswith("%"):
             number = float(value[:-1]) / 100.0
         else:
