@@ -233,6 +233,7 @@ def _finish_batch(batch: list[_Prepared | WaveFile | InputError]) -> Iterator[Wa
               else np.zeros(0, np.int64))
     # numpy's text parser saturates out-of-range integers at INT64_MAX: settle such batches file by file
     batch_ok = values.size == expected and not _saturated(values)
+    waitcnts = _split_batch_waitcnt(prepared, values) if batch_ok else None
     cursor = 0
     for item in batch:
         if not isinstance(item, _Prepared):
@@ -241,7 +242,8 @@ def _finish_batch(batch: list[_Prepared | WaveFile | InputError]) -> Iterator[Wa
         try:
             if batch_ok:
                 count = sum(c for _, _, c, _ in item.arrays)
-                yield _from_values(item, values[cursor:cursor + count])
+                yield _from_values(item, values[cursor:cursor + count],
+                                   waitcnts.get(id(item)) if waitcnts else None)
                 cursor += count
             else:  # something in the batch did not parse as counted: settle file by file
                 yield _from_values(item, None)
@@ -254,7 +256,53 @@ def _finish_batch(batch: list[_Prepared | WaveFile | InputError]) -> Iterator[Wa
             yield err
 
 
-def _from_values(item: _Prepared, values: np.ndarray | None) -> WaveFile:
+def _split_batch_waitcnt(prepared: list[_Prepared], values: np.ndarray) -> dict[int, tuple] | None:
+    """Split every file's waitcnt chunk with a handful of numpy calls for the whole batch.
+
+    Per-file numpy calls dominate for thousands of tiny wave files; here the sentinels, entry
+    sizes and producer mask are computed once. None → fall back to per-file splitting.
+    """
+    import numpy as np
+
+    owners, starts, ends, entries = [], [], [], []
+    cursor = 0
+    for item in prepared:
+        for name, _, count, entry_count in item.arrays:
+            if name == "waitcnt" and entry_count:
+                owners.append(id(item))
+                starts.append(cursor)
+                ends.append(cursor + count)
+                entries.append(entry_count)
+            cursor += count
+    if not owners:
+        return {}
+    sentinels = np.flatnonzero(values == -1)
+    if sentinels.size != sum(entries):
+        return None
+    entries_array = np.asarray(entries)
+    first_sentinel = np.concatenate(([0], np.cumsum(entries_array)[:-1]))
+    owner_end = np.repeat(np.asarray(ends), entries_array)
+    next_line_at = np.minimum(np.append(sentinels[1:] - 1, values.size), owner_end)
+    pair_values = next_line_at - sentinels - 1
+    if ((pair_values < 0).any() or (pair_values % 2).any()
+            or (sentinels[first_sentinel] != np.asarray(starts) + 1).any()):
+        return None
+    cumulative_pairs = np.concatenate(([0], np.cumsum(pair_values // 2)))
+    drop = np.zeros(values.size, dtype=bool)
+    drop[sentinels] = True
+    drop[sentinels - 1] = True
+    result = {}
+    for owner, start, end, first, count in zip(owners, starts, ends, first_sentinel.tolist(),
+                                               entries, strict=True):
+        chunk = values[start:end]
+        result[owner] = (values[sentinels[first:first + count] - 1],
+                         cumulative_pairs[first:first + count + 1] - cumulative_pairs[first],
+                         chunk[~drop[start:end]].reshape(-1, 2))
+    return result
+
+
+def _from_values(item: _Prepared, values: np.ndarray | None,
+                 waitcnt: tuple | None = None) -> WaveFile:
     import numpy as np
 
     if values is None:
@@ -269,7 +317,7 @@ def _from_values(item: _Prepared, values: np.ndarray | None) -> WaveFile:
         chunk = values[cursor:cursor + count]
         cursor += count
         if name == "waitcnt":
-            arrays[name] = _split_waitcnt(chunk, entries)
+            arrays[name] = waitcnt if waitcnt is not None else _split_waitcnt(chunk, entries)
         else:
             arrays[name] = chunk.reshape(-1, 5 if name == "instructions" else 2)
     return _build(item.document, arrays, item.path, item.nbytes, "fast")
