@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,6 +125,9 @@ def load_json_file(path: Path, what: str = "file") -> object:
     except json.JSONDecodeError as err:
         problem = "is empty" if not raw.strip() else f"is not valid JSON (truncated?): {err.msg} at line {err.lineno} column {err.colno}"
         raise _bad(path, f"{what} {problem}") from None
+    except RecursionError:
+        # json's C parser recurses per nesting level: a hostile file must not end in a traceback
+        raise _bad(path, f"{what} is nested too deeply to be a decoder output") from None
 
 
 def _column_map(path: Path, header: list[str]) -> dict[str, int]:
@@ -142,7 +146,7 @@ def _as_int(path: Path, value: object, row_index: int, column: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _bad(path, f"row {row_index}: column {column} is {value!r}, expected an integer")
     if isinstance(value, float):
-        if value != value or value != int(value):
+        if not math.isfinite(value) or value != int(value):
             raise _bad(path, f"row {row_index}: column {column} is {value!r}, expected an integer")
         return int(value)
     return value

@@ -84,7 +84,11 @@ def read_counter_csv(path: Path) -> CounterRun:
     if not text.strip():
         raise InputError("empty counter file", str(path), "re-run the PMC capture; the file has no header and no rows")
     reader = csv.DictReader(text.splitlines())
-    header = reader.fieldnames or []
+    try:
+        header = reader.fieldnames or []
+        rows = list(reader)
+    except csv.Error as err:
+        raise InputError(f"malformed CSV: {err}", str(path), "re-export the file from rocprofv3") from None
     missing = [col for col in REQUIRED_COLUMNS if col not in header]
     if missing:
         raise InputError(
@@ -93,7 +97,7 @@ def read_counter_csv(path: Path) -> CounterRun:
             "pass *_counter_collection.csv files, a rocprof-compute workload dir or a rocpd .db",
         )
     by_id: dict[int, CounterDispatch] = {}
-    for line_no, row in enumerate(reader, start=2):
+    for line_no, row in enumerate(rows, start=2):
         where = f"{path}:{line_no}"
         dispatch_id = _optional_int(row.get("Dispatch_Id"), where, "Dispatch_Id")
         name = (row.get("Counter_Name") or "").strip()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,15 +128,15 @@ def _read_rows(path: Path, required: tuple[str, ...], what: str) -> list[dict[st
         raise InputError(f"cannot read {what}: {err.strerror}", str(path), "check permissions") from None
     text = raw.decode("utf-8", errors="replace")
     reader = csv.DictReader(text.splitlines())
-    header = reader.fieldnames or []
-    missing = [name for name in required if name not in header]
-    if missing:
-        raise InputError(
-            f"not a rocprofv3 {what}: missing column(s) {', '.join(missing)}",
-            str(path),
-            f"pass the {what} written by rocprofv3 (-f csv)",
-        )
     try:
+        header = reader.fieldnames or []  # reads the first row: may already be malformed
+        missing = [name for name in required if name not in header]
+        if missing:
+            raise InputError(
+                f"not a rocprofv3 {what}: missing column(s) {', '.join(missing)}",
+                str(path),
+                f"pass the {what} written by rocprofv3 (-f csv)",
+            )
         return list(reader)
     except csv.Error as err:
         raise InputError(f"malformed CSV: {err}", str(path), f"regenerate the {what}") from None
@@ -155,7 +156,7 @@ def _int(value: str | None) -> int | None:
             number = float(value)
         except ValueError:
             return None
-        return int(number) if number == number else None
+        return int(number) if math.isfinite(number) else None
 
 
 def _float(value: str | None) -> float | None:

@@ -21,7 +21,10 @@ def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     if not text.strip():
         raise InputError("empty file", str(path), "re-run rocprof-compute profile")
     reader = csv.DictReader(text.splitlines())
-    return list(reader.fieldnames or []), list(reader)
+    try:
+        return list(reader.fieldnames or []), list(reader)
+    except csv.Error as err:
+        raise InputError(f"malformed CSV: {err}", str(path), "re-run rocprof-compute profile") from None
 
 
 def read_workload(directory: Path) -> CounterRun:

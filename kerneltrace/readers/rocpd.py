@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,11 +69,11 @@ def kernels_summary(path: Path) -> list[KernelSummary]:
         ).fetchall()
     finally:
         conn.close()
-    return [
-        KernelSummary(row["name"], int(row["calls"]), int(row["total_ns"] or 0),
-                      (row["total_ns"] or 0) / row["calls"], row["guid"])
-        for row in rows
-    ]
+    summaries = []
+    for row in rows:
+        total_ns = int(_finite(row["total_ns"] or 0, "total kernel time (end - start)", f"{path} kernel {row['name']!r}"))
+        summaries.append(KernelSummary(str(row["name"]), int(row["calls"]), total_ns, total_ns / row["calls"], row["guid"]))
+    return summaries
 
 
 def read_rocpd(path: Path) -> list[CounterRun]:
@@ -107,21 +108,22 @@ def read_rocpd(path: Path) -> list[CounterRun]:
         conn.close()
     runs: dict[str, dict[int, CounterDispatch]] = {}
     for row in rows:
+        where = f"{path} dispatch {row['dispatch_id']!r}"
         if row["value"] is None:
-            raise InputError(f"counter {row['counter']} has no value", f"{path} dispatch {row['dispatch_id']}",
-                             "re-run the capture")
+            raise InputError(f"counter {row['counter']} has no value", where, "re-run the capture")
+        dispatch_id = _integer(row["dispatch_id"], "dispatch_id", where)
         dispatches = runs.setdefault(row["guid"], {})
-        dispatch = dispatches.get(row["dispatch_id"])
+        dispatch = dispatches.get(dispatch_id)
         if dispatch is None:
             dispatch = CounterDispatch(
-                dispatch_id=int(row["dispatch_id"]),
-                kernel=row["kernel"] or "",
-                start_ns=row["start"],
-                end_ns=row["finish"],
+                dispatch_id=dispatch_id,
+                kernel=str(row["kernel"] or ""),
+                start_ns=_integer(row["start"], "start", where, optional=True),
+                end_ns=_integer(row["finish"], "end", where, optional=True),
                 agent=str(row["agent_id"]),
             )
             dispatches[dispatch.dispatch_id] = dispatch
-        dispatch.counters[strip_sum(row["counter"])] = float(row["value"])
+        dispatch.counters[strip_sum(str(row["counter"]))] = _finite(row["value"], f"value of {row['counter']}", where)
     if not runs:
         raise InputError("rocpd database has no counter values joined to dispatches", str(path),
                          "check that the PMC capture matched the kernel")
@@ -137,6 +139,23 @@ def read_rocpd(path: Path) -> list[CounterRun]:
                 break
         result.append(run)
     return result
+
+
+def _integer(value: object, what: str, where: str, *, optional: bool = False) -> int | None:
+    """SQLite is dynamically typed: a column declared INTEGER may still hold text, blobs or NULL."""
+    if value is None and optional:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if type(value) is not int:
+        raise InputError(f"{what} is {value!r}, expected an integer", where, "pass an unmodified rocprofv3 rocpd database")
+    return value
+
+
+def _finite(value: object, what: str, where: str) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    raise InputError(f"{what} is {value!r}, expected a finite number", where, "pass an unmodified rocprofv3 rocpd database")
 
 
 def _gpu_agents(conn: sqlite3.Connection, names: set[str]) -> dict[tuple[str, int], tuple[str | None, str | None]]:

@@ -77,7 +77,10 @@ def flatten_snapshots(tree: object, where: str) -> dict[str, str]:
             else:
                 walk(value, path)
 
-    walk(tree, "")
+    try:
+        walk(tree, "")
+    except RecursionError:
+        raise InputError("snapshots.json is nested too deeply", where, SNAPSHOT_FIX) from None
     return flat
 
 
@@ -88,7 +91,10 @@ def _safe_local(dispatch_dir: Path, root: Path, name: str, where: str) -> Path:
         raise InputError(f"snapshot entry {name!r} points outside the dispatch dir", where, SNAPSHOT_FIX)
     local = dispatch_dir / pure
     if local.is_symlink() or local.exists():
-        real = local.resolve()
+        try:
+            real = local.resolve()
+        except (RuntimeError, OSError) as err:  # symlink loop: Python 3.11 raises RuntimeError
+            raise InputError(f"snapshot entry {name!r} cannot be resolved ({err})", where, SNAPSHOT_FIX) from None
         if root != real and root not in real.parents:
             raise InputError(f"snapshot entry {name!r} resolves outside the dispatch dir (to {real})", where, SNAPSHOT_FIX)
     return local
