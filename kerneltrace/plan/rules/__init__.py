@@ -21,9 +21,11 @@ from kerneltrace.plan.rules.kernel_wide import (
 from kerneltrace.plan.rules.line_hotspot import top_line_hotspots
 from kerneltrace.plan.rules.memory import memory_verdict
 from kerneltrace.plan.rules.mfma_chain import mfma_dependency_chain
-from kerneltrace.plan.rules.waves import waves_evidence
+from kerneltrace.plan.rules.waves import sharpen_with_waves, waves_evidence
 
 Rule = Callable[[PlanContext], list[Finding]]
+
+ATTRIBUTION_RULES = frozenset({"W1-entry-waits-on-loads"})
 
 RULES: list[Rule] = [
     loads_in_mfma_loop,
@@ -45,8 +47,11 @@ def run_all(ctx: PlanContext, rules: list[Rule] | None = None) -> list[Finding]:
     findings: list[Finding] = []
     for rule in RULES if rules is None else rules:
         findings.extend(rule(ctx))
-    covered = {f.location for f in findings if f.location}
+    # Attribution findings carry stall charged elsewhere; the line's own stall still needs a finding.
+    covered = {f.location for f in findings if f.location and f.rule not in ATTRIBUTION_RULES}
     findings.extend(top_line_hotspots(ctx, covered))
+    # Wave-level attribution sharpens whatever the line rules found (no-op without `waves`).
+    sharpen_with_waves(ctx, findings)
     for finding in findings:
         # A glue bucket is never the thing to fix first (reference pattern 5).
         if finding.ranked and finding.location and ctx.is_artifact(finding.location):
