@@ -60,7 +60,8 @@ def read_kernel_stats_csv(path: Path) -> list[KernelRow]:
 
 def read_rocpd(path: Path) -> list[KernelRow]:
     """rocpd ``results.db`` (read-only): the ``kernels`` view, else the real tables (§7)."""
-    uri = f"file:{path}?mode=ro"
+    # as_uri() percent-encodes '?', '#' and '%': a raw path would let a file name inject URI parameters
+    uri = f"{Path(path).resolve().as_uri()}?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True)
     except sqlite3.Error as err:
