@@ -386,3 +386,41 @@ def test_cmd_reaches_shell_exactly_once(tmp_path, double_env):
     cmd = f"printf '%s|' 'a b' \"$((1+2))\" '$HOME' > {marker}"
     _capture(tmp_path, double_env, cmd=cmd)
     assert marker.read_text() == "a b|3|$HOME|"  # one expansion by bash, none by anyone else
+
+
+# ---- stage scripts as plain CLIs ------------------------------------------------------------
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def _cli(*args: str, cwd: Path | None = None):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd, check=False)
+
+
+def test_find_dispatch_dirs_cli_bad_input_is_one_line(tmp_path):
+    result = _cli(str(SCRIPTS / "find_dispatch_dirs.py"), str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: ") and len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_find_dispatch_dirs_cli_refuses_writing_into_path(tmp_path):
+    synth.write_att_run(tmp_path / "cap", [synth.demo_vec_add()], calls=1)
+    result = _cli(str(SCRIPTS / "find_dispatch_dirs.py"), str(tmp_path / "cap"), "-o", str(tmp_path / "cap" / "m.tsv"))
+    assert result.returncode == 2 and not (tmp_path / "cap" / "m.tsv").exists()
+
+
+def test_discover_and_write_input_yaml_clis(tmp_path):
+    stats = _stats_csv(tmp_path)
+    result = _cli(str(SCRIPTS / "discover_kernels.py"), "--stats", str(stats), "--out-dir", str(tmp_path / "d"),
+                  "--kernel", "vec_add")
+    assert result.returncode == 0, result.stderr
+    rows = discover.read_tsv(tmp_path / "d" / "kernels.tsv")
+    [chosen] = [r for r in rows if r.selected]
+    job = _cli(str(SCRIPTS / "write_input_yaml.py"), chosen.name, "--format", "json", "--att-target-cu", "3")
+    assert job.returncode == 0, job.stderr
+    [one] = json.loads(job.stdout)["jobs"]
+    assert re.search(one["kernel_include_regex"], chosen.name) and one["att_target_cu"] == 3
