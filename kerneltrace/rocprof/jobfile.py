@@ -101,12 +101,13 @@ def job_suffix(job_format: str) -> str:
 
 def load_jobs(text: str, suffix: str) -> list[dict[str, Any]]:
     """Read a job file the way rocprofv3 does: only the top-level ``jobs`` list counts."""
-    if suffix == ".json":
-        document = json.loads(text)
-    else:
-        import yaml
+    import yaml
 
-        document = yaml.safe_load(text)
+    try:
+        document = json.loads(text) if suffix == ".json" else yaml.safe_load(text)
+    except (ValueError, RecursionError, yaml.YAMLError) as err:  # safe_load refuses python/* tags
+        raise InputError(f"job file is not valid {suffix.lstrip('.') or 'YAML'}: {str(err).splitlines()[0]}",
+                         "job file", "regenerate it with write_input_yaml.py / pmc_plan.py") from None
     jobs = document.get("jobs") if isinstance(document, dict) else None
     if not isinstance(jobs, list) or not all(isinstance(job, dict) for job in jobs):
         raise InputError("job file has no 'jobs' list of mappings", "job file",
