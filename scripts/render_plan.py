@@ -62,16 +62,28 @@ def render(
 ) -> dict:
     """Build the summary and write the three reports (and chart SVGs when asked)."""
     from kerneltrace.plan.summary import build_summary
-    from kerneltrace.render.plan import dispatch_view, render_charts, render_html, render_markdown
+    from kerneltrace.readers.snippets import load_snippets
+    from kerneltrace.render.plan import (
+        dispatch_view,
+        render_charts,
+        render_html,
+        render_markdown,
+        snippet_locations,
+    )
 
     if not hotspots:
         raise InputError("no hotspot documents given", "--hotspots", "pass at least one JSON file")
     hotspot_docs = [load_document(p, "kerneltrace.hotspots/") for p in hotspots]
     l2_docs = [load_document(p, "kerneltrace.l2/") for p in l2]
     summary = build_summary(hotspot_docs, l2_docs, run=run)
+    # Source text is read here (I/O edge) through the safe snapshot reader; absent → no snippet.
+    snippets = {
+        doc.get("dispatch_dir"): load_snippets(doc.get("dispatch_dir"), snippet_locations(doc))
+        for doc in hotspot_docs
+    }
     atomic.write_json(summary_path, summary)
     atomic.write_text(md, render_markdown(summary, hotspot_docs))
-    atomic.write_text(html, render_html(summary, hotspot_docs, l2_docs))
+    atomic.write_text(html, render_html(summary, hotspot_docs, l2_docs, snippets))
     if charts_dir is not None:
         charts_dir.mkdir(parents=True, exist_ok=True)
         by_dir = {doc.get("dispatch_dir"): doc for doc in hotspot_docs}

@@ -98,7 +98,69 @@ def _hotspot_index(hotspot_docs: list[dict]) -> dict[str, dict]:
     return {doc.get("dispatch_dir"): doc for doc in hotspot_docs}
 
 
-def dispatch_view(dispatch: dict, hotspot_doc: dict | None) -> dict:
+def snippet_locations(hotspot_doc: dict | None, limit: int = TOP_LINES) -> list[str]:
+    """The source lines whose snippets plan.html shows: the top user lines with stall."""
+    lines = (hotspot_doc or {}).get("source_lines") or []
+    hot = [
+        line["location"]
+        for line in lines
+        if not line.get("artifact")
+        and line.get("location")
+        and ((line.get("stall_cycles") or 0) > 0 or (line.get("share") or 0) > 0)
+    ]
+    return hot[:limit]
+
+
+def source_heat(hotspot_doc: dict | None, snippets: dict[str, dict] | None) -> list[dict]:
+    """Snippet windows merged per file, every source line with its stall and heat (0..1)."""
+    from kerneltrace.readers.snippets import split_location
+
+    if not snippets:
+        return []
+    lines = (hotspot_doc or {}).get("source_lines") or []
+    stats = {split_location(line.get("location") or ""): line for line in lines}
+    top_share = max(
+        (line.get("share") or 0 for line in lines if not line.get("artifact")), default=0
+    )
+    hot = {split_location(location) for location in snippets}
+    windows: dict[str, list[tuple[int, list[str]]]] = {}
+    for snippet in snippets.values():
+        windows.setdefault(snippet["path"], []).append((snippet["first_line"], snippet["lines"]))
+    blocks = []
+    for path, spans in windows.items():
+        text: dict[int, str] = {}
+        for first, block_lines in spans:
+            text.update((first + offset, line) for offset, line in enumerate(block_lines))
+        numbers = sorted(text)
+        runs: list[list[int]] = [[numbers[0]]]
+        for number in numbers[1:]:
+            if number == runs[-1][-1] + 1:
+                runs[-1].append(number)
+            else:
+                runs.append([number])
+        for run in runs:
+            rows = []
+            for number in run:
+                line = stats.get((path, number)) or {}
+                share = line.get("share") or 0.0
+                rows.append(
+                    {
+                        "number": number,
+                        "text": text[number],
+                        "stall_cycles": line.get("stall_cycles"),
+                        "share": share if line else None,
+                        "artifact": line.get("artifact"),
+                        "hot": (path, number) in hot,
+                        "intensity": min(share / top_share, 1.0) if top_share else 0.0,
+                    }
+                )
+            blocks.append({"path": path, "rows": rows, "peak": max(r["share"] or 0 for r in rows)})
+    return sorted(
+        blocks, key=lambda block: (-block["peak"], block["path"], block["rows"][0]["number"])
+    )
+
+
+def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | None = None) -> dict:
     """Everything a template needs for one dispatch, in display order."""
     doc = hotspot_doc or {}
     findings = dispatch["findings"]
@@ -132,15 +194,20 @@ def dispatch_view(dispatch: dict, hotspot_doc: dict | None) -> dict:
             for line in lines[:HEAT_LINES]
         ],
         "warnings": doc.get("warnings") or [],
+        "source_heat": source_heat(doc, snippets),
     }
 
 
-def _views(summary: dict, hotspot_docs: list[dict]) -> list[dict]:
+def _views(
+    summary: dict, hotspot_docs: list[dict], snippets: dict[str, dict] | None = None
+) -> list[dict]:
     index = _hotspot_index(hotspot_docs)
+    snippets = snippets or {}
     kernels = []
     for kernel in summary.get("kernels") or []:
         dispatches = [
-            dispatch_view(d, index.get(d.get("dispatch_dir"))) for d in kernel["dispatches"]
+            dispatch_view(d, index.get(d.get("dispatch_dir")), snippets.get(d.get("dispatch_dir")))
+            for d in kernel["dispatches"]
         ]
         kernels.append({"name": kernel["name"], "dispatches": dispatches})
     return kernels
@@ -164,10 +231,16 @@ def render_charts(view: dict) -> dict[str, str]:
     }
 
 
-def render_html(summary: dict, hotspot_docs: list[dict], l2_docs: list[dict] | None = None) -> str:
+def render_html(
+    summary: dict,
+    hotspot_docs: list[dict],
+    l2_docs: list[dict] | None = None,
+    snippets: dict[str, dict[str, dict]] | None = None,
+) -> str:
+    """plan.html; `snippets`: {dispatch_dir: {location: snippet}} from readers.snippets (optional)."""
     from markupsafe import Markup
 
-    kernels = _views(summary, hotspot_docs)
+    kernels = _views(summary, hotspot_docs, snippets)
     for kernel in kernels:
         for view in kernel["dispatches"]:
             # matplotlib output with prologue/comments stripped; all labels are drawn as paths.

@@ -1,0 +1,52 @@
+"""Source windows around plan locations, read through the safe snapshot reader (never outside the dir)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from kerneltrace.errors import InputError
+from kerneltrace.readers.snapshots import read_snapshots
+
+
+def split_location(location: str) -> tuple[str, int | None]:
+    """`path:123` → (path, 123); the innermost frame of an inline chain; no number → None."""
+    innermost = location.split(" -> ")[0]
+    path, sep, line = innermost.rpartition(":")
+    return (path, int(line)) if sep and line.isdigit() else (innermost, None)
+
+
+def load_snippets(
+    dispatch_dir: str | Path | None, locations: Iterable[str], context: int = 3
+) -> dict[str, dict]:
+    """{location: {"path", "first_line", "lines": [text…]}} for the locations whose source is copied.
+
+    A missing dispatch dir, snapshots.json, source copy or line — or a snapshots.json the safe
+    reader refuses — yields no snippet for it; the plan is rendered without it, never fails.
+    """
+    if not dispatch_dir or not Path(dispatch_dir).is_dir():
+        return {}
+    try:
+        sources = read_snapshots(Path(dispatch_dir))
+    except InputError:
+        return {}
+    snippets: dict[str, dict] = {}
+    for location in locations:
+        path, number = split_location(location or "")
+        local = sources.resolve(path) if number is not None else None
+        if local is None:
+            continue
+        try:
+            text, _ = sources.lines(local)
+        except OSError:
+            continue
+        if not 1 <= number <= len(text):
+            continue
+        first = max(1, number - context)
+        last = min(len(text), number + context)
+        snippets[location] = {
+            "path": path,
+            "first_line": first,
+            "lines": [line.rstrip("\r\n") for line in text[first - 1 : last]],
+        }
+    return snippets
