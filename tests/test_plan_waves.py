@@ -281,3 +281,29 @@ def test_real_waves_document_attribution_matches_the_wave_analysis(captures):
     assert f"#{hot['dominant_producer']['index']}" in owner.root_cause
     first_high = next(f for f in findings if f.priority == "HIGH")
     assert first_high.location and not ctx.is_artifact(first_high.location)
+
+
+def test_w2_low_busy_without_dominant_waits_names_the_stall_mix():
+    program = _loop_program()
+    program[6] = Ins("s_waitcnt vmcnt(0)", "VMEM-wait", "k.py:41", 50, 60)
+    program[3] = Ins("v_exp_f32 v9, v9", "VALU", "k.py:40", 600, 610)
+    ctx = PlanContext(hotspot_doc(program, waves=_waves(loops=[_loop(0.3)])))
+    findings = hot_loop_mfma_busy(ctx)
+    assert [f.rule for f in findings] == ["W2-hot-loop-mfma-underused"]
+    assert "other work" in findings[0].title and "VALU 92%" in findings[0].root_cause
+
+
+def test_fallback_finding_waiting_on_a_scalar_load_gets_the_start_up_fix():
+    program = [
+        Ins("s_load_dwordx2 s[4:5], s[0:1], 0x10", "SMEM", ENTRY, 0, 8),
+        Ins("v_add_u32 v1, v2, v3", "VALU", ENTRY, 0, 4),
+        Ins("s_mov_b32 s2, 0", "SALU", ENTRY, 0, 4),
+        Ins("s_nop 0", "nop", ENTRY, 0, 4),
+        Ins("s_waitcnt lgkmcnt(0)", "LDS/SMEM-wait", "k.py:12", 700, 710),
+        Ins("v_mov_b32 v1, s4", "VALU", "k.py:12", 10, 14),
+    ]
+    waves = _waves([_wait_entry(program, 4, [(0, 700)])])
+    findings = run_all(PlanContext(hotspot_doc(program, entry=ENTRY, waves=waves)))
+    line = next(f for f in findings if f.id == "LINE-hotspot@k.py:12")
+    assert "scalar load" in line.root_cause and "kernel-entry glue" in line.root_cause
+    assert "paid once per wave" in line.fix

@@ -155,7 +155,8 @@ def hotspot_args(wildcards):
     import shlex
 
     row = dispatch_row(wildcards.run, wildcards.dispatch)
-    args = []
+    # wave-level analysis (hotspots/2 `waves`): the plan attributes waits to their loads
+    args = ["--waves"]
     if row["kernel_trace_csv"]:
         args += ["--kernel-trace", row["kernel_trace_csv"]]
     if row["agent_info_csv"]:

@@ -20,7 +20,19 @@ rule plan:
             category="Plan",
             labels={"run": "{run}", "format": "HTML"},
         ),
-        summary="reports/{run}/summary.json",
+        summary=report(
+            "reports/{run}/summary.json",
+            caption="../report/summary.rst",
+            category="Plan",
+            labels={"run": "{run}", "format": "JSON"},
+        ),
+        charts=report(
+            directory("reports/{run}/charts"),
+            patterns=["{name}.svg"],
+            caption="../report/charts.rst",
+            category="Charts",
+            labels={"run": "{run}", "chart": "{name}"},
+        ),
     log:
         "logs/{run}/plan.log",
     localrule: True
@@ -32,4 +44,4 @@ rule plan:
     # The renderer's CLI (not `script:`): it runs the same with or without Snakemake.
     shell:
         "{params.python:q} {input.renderer:q} --hotspots {input.hotspots:q} --l2 {input.l2:q}"
-        " --out-dir {params.out_dir:q} --run {wildcards.run:q} > {log:q} 2>&1"
+        " --out-dir {params.out_dir:q} --run {wildcards.run:q} --charts > {log:q} 2>&1"

@@ -144,6 +144,11 @@ def entry_waits_on_user_loads(ctx: PlanContext) -> list[Finding]:
         kind_type = _type_of(ctx, pairs[0][1])
         kind, fix = _PRODUCER.get(kind_type, _PRODUCER_DEFAULT)
         loop = _loop_of(ctx, pairs[0][1]["index"])
+        if kind_type == isa.VMEM_LOAD and loop is None:
+            fix = (
+                "Issue these loads earlier and put independent work between each load and its "
+                "first use; when nothing independent is left, more waves per SIMD hide the latency."
+            )
         evidence, seen = [], set()
         for wait, producer in sorted(pairs, key=lambda pair: -pair[1]["cycles"])[:4]:
             if producer["index"] not in seen:
@@ -225,7 +230,37 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
         for ins in ranked[:5]
         if (ins.get("stall_cycles") or 0) > 0
     ]
-    if busy < LOW_MFMA_BUSY and wait_fraction >= 0.5:
+    if busy < LOW_MFMA_BUSY and wait_fraction < 0.5:
+        by_type: dict[str, int] = {}
+        for ins in ranked:
+            by_type[ins.get("type") or isa.OTHER] = by_type.get(ins.get("type") or isa.OTHER, 0) + (
+                ins.get("stall_cycles") or 0
+            )
+        top = sorted(by_type.items(), key=lambda item: -item[1])[:3]
+        mix = ", ".join(f"{kind} {cycles / stall:.0%}" for kind, cycles in top if stall and cycles)
+        return [
+            Finding(
+                id="W2-hot-loop-mfma-underused",
+                rule="W2-hot-loop-mfma-underused",
+                title=f"MFMA busy only {busy:.0%} of the hot loop: other work holds the pipe idle",
+                priority=priority_for_share(share, cap="MED"),
+                stall_share=round(share, 4),
+                estimated_gain=hiding_gain(share, 0.1, 0.4, "the loop's non-wait stall"),
+                root_cause=facts
+                + f". The loop's {stall:,} stall cycles are mostly not memory waits ({mix}): "
+                "non-matrix work and its dependencies sit between the MFMAs. This overlaps the "
+                "line findings inside the loop.",
+                fix=(
+                    "Overlap the non-MFMA work with matrix work: interleave independent VALU/"
+                    "transcendental work of tile k with the MFMAs of tile k+1 (or ping-pong two "
+                    "waves per SIMD), and fix the line findings inside the loop first."
+                ),
+                evidence=evidence,
+                location=None,
+                effort="high",
+            )
+        ]
+    if busy < LOW_MFMA_BUSY:
         gain = hiding_gain(share, 0.3, 0.7, "the loop's stall")
         gain = Gain(
             gain.low,
@@ -245,7 +280,8 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
                 estimated_gain=gain,
                 root_cause=facts
                 + f". {wait_stall:,} of the loop's {stall:,} stall cycles are `s_waitcnt` waits: "
-                "the matrix pipe idles while loads return.",
+                "the matrix pipe idles while loads return. This overlaps the line findings inside "
+                "the loop.",
                 fix=(
                     "Deepen the software pipeline: load tile k+1 (or k+2) into registers/LDS while "
                     "the MFMAs of tile k run, interleave the loads and LDS reads between MFMAs "
@@ -383,6 +419,14 @@ def sharpen_with_waves(ctx: PlanContext, findings: list[Finding]) -> list[Findin
                             producer,
                             f"producer of wait #{wait['index']}: {producer['cycles']:,} cycles",
                         )
+                    )
+            if hot and finding.rule == "LINE-hotspot":
+                producer = hot[0]["dominant_producer"]
+                if _type_of(ctx, producer) == isa.SMEM:
+                    finding.fix += (
+                        " Here the wait is on a scalar load (kernel arguments, descriptors) issued "
+                        "at wave start: its latency is paid once per wave, so put independent "
+                        "work before the first use, or give each wave more work to amortise it."
                     )
         anchor = next((e.instruction_index for e in finding.evidence), None)
         loop = _loop_of(ctx, anchor) if finding.ranked and finding.location else None
