@@ -42,6 +42,7 @@ HOT_WAITS = 10  # waits reported, by stall
 HOT_LOOPS = 5
 EXTREME_WAVES = 3  # longest / shortest waves listed
 SERIES_POINTS = 64  # occupancy series length (for charts)
+PENDING_LIMIT = 1 << 20  # attribution entries buffered before folding (bounds memory)
 STATE_KEYS = ("idle", "exec", "wait", "stall")  # timeline states 1..4
 
 
@@ -80,6 +81,10 @@ class _Totals:
     wait_count: dict[tuple[int, int], int] = field(default_factory=lambda: defaultdict(int))
     wait_unattributed: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     wait_producers: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
+    # per-wave arrays not yet folded into the dicts above (see _flush_waits)
+    pending_pairs: list[Any] = field(default_factory=list)
+    pending_attributions: list[tuple] = field(default_factory=list)
+    pending_size: int = 0
     loops: dict[int, _LoopTotals] = field(default_factory=lambda: defaultdict(_LoopTotals))
     traced_cu: dict[int, int] = field(default_factory=dict)
 
@@ -120,6 +125,7 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable) -> dict:
             totals.skipped.append({"file": Path(item.where).name, "error": item.what})
             continue
         _add_wave(totals, item, mfma_by_line)
+    _flush_waits(totals)
     return {
         "files": totals.files,
         "bytes": totals.bytes,
@@ -189,9 +195,10 @@ def _attribute_waits(totals: _Totals, wave: WaveFile, line: np.ndarray, stall: n
     pair_keys = np.unique(np.repeat(wave.waitcnt_lines, counts) * (1 << 32)
                           + wave.waitcnt_producers[:, 0])
     pair_wait, pair_producer = pair_keys >> 32, pair_keys & 0xFFFFFFFF
-    for wait_row, producer_row in zip(pair_wait.tolist(), pair_producer.tolist(), strict=True):
-        totals.wait_producers[wait_row].add(producer_row)
-    positions = np.flatnonzero(np.isin(line, pair_wait) & (stall > 0))
+    totals.pending_pairs.append(pair_keys)
+    is_wait_row = np.zeros(max(int(line.max()), int(pair_wait.max())) + 1, dtype=bool)
+    is_wait_row[pair_wait] = True
+    positions = np.flatnonzero(is_wait_row[line] & (stall > 0))
     if not len(positions):
         return
     n = len(line)
@@ -217,14 +224,38 @@ def _attribute_waits(totals: _Totals, wave: WaveFile, line: np.ndarray, stall: n
     winner = np.zeros(len(positions), np.int64) - 1
     chosen = np.flatnonzero(is_youngest)
     winner[instance[chosen[::-1]]] = producer[chosen[::-1]]
-    instance_stall = stall[positions]
-    for wait_row, producer_row, cycles in zip(wait_rows.tolist(), winner.tolist(),
-                                              instance_stall.tolist(), strict=True):
-        if producer_row < 0:
-            totals.wait_unattributed[wait_row] += cycles
-        else:
-            totals.wait_cycles[(wait_row, producer_row)] += cycles
-            totals.wait_count[(wait_row, producer_row)] += 1
+    totals.pending_attributions.append((wait_rows, winner, stall[positions]))
+    totals.pending_size += len(positions) + len(pair_keys)
+    if totals.pending_size > PENDING_LIMIT:
+        _flush_waits(totals)
+
+
+def _flush_waits(totals: _Totals) -> None:
+    """Fold the per-wave attribution arrays into the totals (one numpy pass for many waves)."""
+    import numpy as np
+
+    if totals.pending_pairs:
+        pairs = np.unique(np.concatenate(totals.pending_pairs))
+        for wait_row, producer_row in zip((pairs >> 32).tolist(), (pairs & 0xFFFFFFFF).tolist(),
+                                          strict=True):
+            totals.wait_producers[wait_row].add(producer_row)
+    if totals.pending_attributions:
+        wait_rows, winners, stalls = (np.concatenate(parts)
+                                      for parts in zip(*totals.pending_attributions, strict=True))
+        # winner -1 (no producer issued before the wait) → unattributed; +1 keeps keys >= 0
+        keys, inverse = np.unique(wait_rows * (1 << 32) + (winners + 1), return_inverse=True)
+        cycles = np.bincount(inverse, weights=stalls).astype(np.int64)
+        counts = np.bincount(inverse)
+        for key, total, count in zip(keys.tolist(), cycles.tolist(), counts.tolist(), strict=True):
+            wait_row, producer_row = key >> 32, (key & 0xFFFFFFFF) - 1
+            if producer_row < 0:
+                totals.wait_unattributed[wait_row] += total
+            else:
+                totals.wait_cycles[(wait_row, producer_row)] += total
+                totals.wait_count[(wait_row, producer_row)] += count
+    totals.pending_pairs.clear()
+    totals.pending_attributions.clear()
+    totals.pending_size = 0
 
 
 def _add_loops(totals: _Totals, wave: WaveFile, mfma_by_line: np.ndarray) -> None:
