@@ -1,5 +1,6 @@
 """On every real capture with source mapping: the first HIGH finding is a real user line, and its
-evidence matches the hotspot document (instruction text and stall cycles)."""
+evidence matches the hotspot document (instruction text and stall cycles) — with and without the
+wave-level analysis (`--waves`, which the pipeline uses)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ MAPPED = [d for d in all_shared_dispatch_dirs() if (d / "snapshots.json").is_fil
 
 
 @pytest.mark.shared
+@pytest.mark.parametrize("waves", [False, True], ids=["hotspots1", "waves"])
 @pytest.mark.parametrize("dispatch_dir", MAPPED, ids=lambda d: d.name)
-def test_first_high_finding_points_at_a_real_user_line(captures, dispatch_dir):
+def test_first_high_finding_points_at_a_real_user_line(captures, dispatch_dir, waves):
     from kerneltrace.hotspot_report import analyze_dispatch
 
-    doc = analyze_dispatch(dispatch_dir)
+    doc = analyze_dispatch(dispatch_dir, waves=waves)
     findings = build_summary([doc], [])["kernels"][0]["dispatches"][0]["findings"]
     high = [f for f in findings if f["priority"] == "HIGH"]
     if not high:

@@ -37,6 +37,12 @@ _PRODUCER: dict[str, tuple[str, str]] = {
         "work between issue and the `s_waitcnt` covers their latency; when they already are, more "
         "waves per SIMD (or a deeper prefetch) hide the rest.",
     ),
+    isa.VMEM_STORE: (
+        "vector-memory store",
+        "Stores count on `vmcnt` too: a wait for them (before reusing the stored registers, or "
+        "at the end of the kernel) exposes the write latency. Write through other registers, "
+        "or issue the stores earlier and do independent work before the wait.",
+    ),
     isa.SMEM: (
         "scalar load",
         "Hoist the scalar loads (kernel arguments, descriptors, pointers) to the very start and put "
@@ -165,7 +171,7 @@ def entry_waits_on_user_loads(ctx: PlanContext) -> list[Finding]:
             Finding(
                 id=finding_id("W1-entry-waits-on-loads", location),
                 rule="W1-entry-waits-on-loads",
-                title=f"Waits in compiler glue stall on the {kind}s issued at {location}",
+                title=f"Waits in compiler glue stall on the {kind}s at {location}",
                 priority=priority_for_share(share),
                 stall_share=round(share, 4),
                 estimated_gain=hiding_gain(share, 0.3, 0.7, f"the waits on these {kind}s"),
