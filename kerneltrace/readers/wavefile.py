@@ -400,10 +400,24 @@ def _int_field(wave: dict[str, Any], key: str, path: Path, default: int | None =
     return value
 
 
+_EMPTY: dict[str, Any] = {}
+
+
+def _empty_arrays() -> dict[str, Any]:
+    """Shared read-only empty arrays for absent keys (saves allocations on tiny files)."""
+    if not _EMPTY:
+        import numpy as np
+
+        arrays = {"instructions": np.zeros((0, 5), np.int64), "timeline": np.zeros((0, 2), np.int64),
+                  "waitcnt": (np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros((0, 2), np.int64))}
+        for value in (arrays["instructions"], arrays["timeline"], *arrays["waitcnt"]):
+            value.flags.writeable = False
+        _EMPTY.update(arrays)
+    return _EMPTY
+
+
 def _build(document: Any, arrays: dict[str, Any], path: Path, nbytes: int,
            parser: str) -> WaveFile:
-    import numpy as np
-
     if not isinstance(document, dict) or not isinstance(document.get("wave"), dict):
         raise _invalid(path, "no `wave` object")
     wave = dict(document["wave"])
@@ -411,8 +425,8 @@ def _build(document: Any, arrays: dict[str, Any], path: Path, nbytes: int,
         wave.pop(name, None)
     legacy = "cu" not in wave or "loop_count" in document or document.get("name") == "SE"
     match = WAVE_FILE_RE.match(path.name)
-    lines, offsets, producers = arrays.get(
-        "waitcnt", (np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros((0, 2), np.int64)))
+    empty = _empty_arrays()
+    lines, offsets, producers = arrays.get("waitcnt") or empty["waitcnt"]
     extra = {key: value for key, value in wave.items()
              if key not in ("begin", "end", "cu", "id", "simd", "slot")}
     return WaveFile(
@@ -425,8 +439,8 @@ def _build(document: Any, arrays: dict[str, Any], path: Path, nbytes: int,
         cu=_int_field(wave, "cu", path) if "cu" in wave else None,
         begin=_int_field(wave, "begin", path),
         end=_int_field(wave, "end", path),
-        instructions=arrays.get("instructions", np.zeros((0, 5), np.int64)),
-        timeline=arrays.get("timeline", np.zeros((0, 2), np.int64)),
+        instructions=arrays.get("instructions", empty["instructions"]),
+        timeline=arrays.get("timeline", empty["timeline"]),
         waitcnt_lines=lines,
         waitcnt_offsets=offsets,
         waitcnt_producers=producers,
