@@ -9,6 +9,9 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from kerneltrace.errors import InputError
+from kerneltrace.isa.classify import opcode
+from kerneltrace.sourceloc import UNMAPPED
+from kerneltrace.sourceloc import innermost_location as innermost
 
 SCHEMA = "kerneltrace.compare/1"
 ALIGNMENT_METHOD = (
@@ -19,7 +22,6 @@ ALIGNMENT_METHOD = (
 TOTAL_METRICS = ("stall_cycles", "latency_cycles", "idle_cycles", "hits", "executed_instructions")
 # Totals that grow with the number of traced waves (and so are normalized per wave).
 PER_WAVE_METRICS = ("stall_cycles", "latency_cycles", "idle_cycles", "hits")
-UNMAPPED = "<unmapped>"
 UNALIGNED = "<not aligned>"
 
 
@@ -105,20 +107,6 @@ def _parse_value(name: str, value: Any) -> float | None:
 
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def innermost(location: str | None) -> str:
-    """Innermost frame of an inline chain ``"a.py:10 -> b.py:20"`` (innermost first)."""
-    if not location:
-        return ""
-    return location.split(" -> ")[0].strip()
-
-
-def _opcode(asm: str) -> str:
-    # The opcode token is the first word of the disassembly, lower-cased (same rule as
-    # kerneltrace.isa.classify.opcode); kept local so this pure module has no import cycle.
-    parts = asm.split()
-    return parts[0].lower() if parts else ""
 
 
 def _num(value: Any) -> float:
@@ -371,8 +359,8 @@ def _compare_types(before, after, scale_before, scale_after, total_before_pw, to
 
 def _compare_instructions(before, after, scale_before, scale_after, max_items):
     order_before, order_after = _program_order(before), _program_order(after)
-    tokens_before = [_opcode(str(item.get("asm", ""))) for item in order_before]
-    tokens_after = [_opcode(str(item.get("asm", ""))) for item in order_after]
+    tokens_before = [opcode(str(item.get("asm", ""))) for item in order_before]
+    tokens_after = [opcode(str(item.get("asm", ""))) for item in order_after]
     alignment = align_opcodes(tokens_before, tokens_after)
     keys_before = _stable_keys(tokens_before)
     keys_after = _stable_keys(tokens_after)

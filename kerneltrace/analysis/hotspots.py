@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 from kerneltrace.isa.classify import STALL_TYPES, classify, opcode, wait_kinds
 from kerneltrace.readers.codejson import CodeRow
+from kerneltrace.sourceloc import UNMAPPED, innermost_location, split_location
 
-UNMAPPED = "<unmapped>"
+__all__ = ["UNMAPPED", "innermost_location", "split_location"]  # re-exported: older import path
 ARTIFACT_KERNEL_ENTRY = "kernel-entry"
 ARTIFACT_UNMAPPED = "unmapped"
 # A line that holds the kernel's s_endpgm and mixes at least this many instruction types is
@@ -23,19 +24,6 @@ SOURCE_MAPPING_HINT = (
     "(FlyDSL: FLYDSL_DEBUG_ENABLE_DEBUG_INFO=1; HIP/C++: -g or -gline-tables-only, keep -O3), "
     "then re-capture"
 )
-
-
-def innermost_location(source: str) -> str:
-    """Innermost frame of an inline chain "a.py:10 -> b.py:20" ("" stays "")."""
-    return source.split(" -> ", 1)[0].strip()
-
-
-def split_location(location: str) -> tuple[str, int | None]:
-    """'/path/file.py:123' -> ('/path/file.py', 123); split on the LAST ':' (paths may hold ':')."""
-    path, sep, line = location.rpartition(":")
-    if sep and line.strip().isdigit():
-        return path, int(line.strip())
-    return location, None
 
 
 @dataclass(slots=True)
@@ -113,7 +101,7 @@ def instruction_stats(rows: Iterable[CodeRow], classifier: Callable[[str], str] 
             is_wait = opcode(asm).startswith("s_wait")
             known = kinds[asm] = (classifier(asm), is_wait and len(wait_kinds(asm)) > 1)
         source = row.source
-        location = (source.split(" -> ", 1)[0].strip() if source else "") or UNMAPPED
+        location = innermost_location(source) or UNMAPPED
         stats.append(
             InstructionStat(
                 index=row.index,

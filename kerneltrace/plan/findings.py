@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from pathlib import PurePosixPath
+
+from kerneltrace.sourceloc import short_location
 
 PRIORITIES: tuple[str, ...] = ("HIGH", "MED", "LOW")
 HYPOTHESIS = "hypothesis — verify by re-timing"
@@ -81,17 +82,6 @@ def hiding_gain(share: float, hideable_low: float, hideable_high: float, what: s
         f"traced waves, so wall-time gain is at most this"
     )
     return Gain(low=round(low, 4), high=round(high, 4), basis=basis)
-
-
-def short_location(location: str | None) -> str:
-    """`file.py:123` from `/abs/path/file.py:123` (ids stay short and path-independent)."""
-    if not location:
-        return "unmapped"
-    innermost = location.split(" -> ")[-1]
-    path, sep, line = innermost.rpartition(":")
-    if not sep or not line.isdigit():
-        return PurePosixPath(innermost).name or innermost
-    return f"{PurePosixPath(path).name}:{line}"
 
 
 def finding_id(rule: str, location: str | None) -> str:

@@ -7,13 +7,9 @@ from pathlib import Path
 
 from kerneltrace.errors import InputError
 from kerneltrace.readers.snapshots import read_snapshots
+from kerneltrace.sourceloc import split_location
 
-
-def split_location(location: str) -> tuple[str, int | None]:
-    """`path:123` → (path, 123); the innermost frame of an inline chain; no number → None."""
-    innermost = location.split(" -> ")[0]
-    path, sep, line = innermost.rpartition(":")
-    return (path, int(line)) if sep and line.isdigit() else (innermost, None)
+__all__ = ["load_snippets", "split_location"]  # split_location re-exported: older import path
 
 
 def load_snippets(

@@ -113,7 +113,7 @@ def snippet_locations(hotspot_doc: dict | None, limit: int = TOP_LINES) -> list[
 
 def source_heat(hotspot_doc: dict | None, snippets: dict[str, dict] | None) -> list[dict]:
     """Snippet windows merged per file, every source line with its stall and heat (0..1)."""
-    from kerneltrace.readers.snippets import split_location
+    from kerneltrace.sourceloc import split_location
 
     if not snippets:
         return []

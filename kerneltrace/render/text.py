@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kerneltrace.analysis.hotspots import split_location
 from kerneltrace.readers.snapshots import SourceIndex
+from kerneltrace.sourceloc import innermost_location, split_location
 
 RULE = "═" * 90
 BAR_CELLS = 30
@@ -233,7 +233,7 @@ def _instructions(document: dict, topk: int) -> list[str]:
         share = (value / total) if total and value is not None else None
         lines.append(
             f"  {rank:>3} {cycles(value):>9} {percent(share):>7}  {item['type']:<14} "
-            f"{head(item['asm'], 48):<48} {tail(item['source'].split(' -> ')[0], 38)}"
+            f"{head(item['asm'], 48):<48} {tail(innermost_location(item['source']), 38)}"
         )
     return lines
 
