@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import re
 
+from kerneltrace.render.fmt import tail
+
 _PROLOGUE = re.compile(r"^.*?(?=<svg)", re.S)  # XML declaration + DOCTYPE (external DTD URL)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)  # matplotlib echoes text (kernel names) in comments
 _METADATA = re.compile(r"<metadata>.*?</metadata>", re.S)
@@ -33,10 +35,6 @@ def _to_svg(plt, fig) -> str:
     return _METADATA.sub("", _COMMENT.sub("", svg)).strip()
 
 
-def _shorten(label: str, width: int = 48) -> str:
-    return label if len(label) <= width else "…" + label[-(width - 1) :]
-
-
 def hbar_chart(
     labels: list[str],
     values: list[float],
@@ -52,7 +50,7 @@ def hbar_chart(
     positions = list(range(len(labels)))[::-1]
     colors = [HIGHLIGHT if highlight and i in highlight else COLOR for i in range(len(labels))]
     ax.barh(positions, values, color=colors)
-    ax.set_yticks(positions, [_shorten(label) for label in labels], fontsize=8)
+    ax.set_yticks(positions, [tail(label, 48) for label in labels], fontsize=8)
     ax.set_title(title, fontsize=10)
     ax.set_xlabel(xlabel, fontsize=8)
     ax.tick_params(axis="x", labelsize=8)

@@ -3,39 +3,11 @@
 from __future__ import annotations
 
 from kerneltrace.readers.snapshots import SourceIndex
+from kerneltrace.render.fmt import bar, cycles, head, percent, tail
 from kerneltrace.sourceloc import innermost_location, split_location
 
 RULE = "═" * 90
-BAR_CELLS = 30
 DETAIL_INSTRUCTIONS = 6
-
-
-def cycles(value: int | float | None) -> str:
-    """1234567 -> '1.23M', 12345 -> '12.3K', None -> 'n/a'."""
-    if value is None:
-        return "n/a"
-    if abs(value) >= 1e6:
-        return f"{value / 1e6:.2f}M"
-    if abs(value) >= 1e3:
-        return f"{value / 1e3:.1f}K"
-    return str(int(value))
-
-
-def percent(fraction: float | None) -> str:
-    return "n/a" if fraction is None else f"{100 * fraction:5.1f}%"
-
-
-def bar(fraction: float | None) -> str:
-    filled = 0 if fraction is None else max(0, min(BAR_CELLS, round(fraction * BAR_CELLS)))
-    return "█" * filled + "░" * (BAR_CELLS - filled) + f" {percent(fraction)}"
-
-
-def tail(text: str, width: int) -> str:
-    return text if len(text) <= width else "…" + text[-(width - 1) :]
-
-
-def head(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def section(title: str) -> list[str]:
