@@ -47,7 +47,7 @@ def from_snakemake(smk) -> None:
     with open(smk.log[0], "w") as log:
         sys.stderr = log
         try:
-            result = write_outputs(smk.params.baseline, smk.wildcards.run, list(smk.input.hotspots),
+            result = write_outputs(smk.input.baseline, smk.wildcards.run, list(smk.input.hotspots),
                                    smk.params.thresholds, smk.output.json, smk.output.md,
                                    smk.input.summary)
         except InputError as err:

@@ -35,6 +35,8 @@ if config.get("baseline"):
         input:
             hotspots=plan_hotspots,
             summary="reports/{run}/summary.json",
+            # the earlier run's reports/ folder is data this rule reads, so it is an input
+            baseline=config["baseline"],
         output:
             json="reports/{run}/regression.json",
             md="reports/{run}/regression.md",
@@ -44,7 +46,6 @@ if config.get("baseline"):
         conda:
             "../envs/analysis.yaml"
         params:
-            baseline=config["baseline"],
             thresholds=config.get("regression_thresholds") or {},
         script:
             "../../scripts/regression_report.py"
