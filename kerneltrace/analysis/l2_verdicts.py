@@ -1,0 +1,91 @@
+"""The counters.md section 5 decision tree over an L2 document: thresholds and worded verdicts."""
+
+from __future__ import annotations
+
+# Decision-tree thresholds. Sourced: hit < 5 %, 32-byte ~ 0, over-fetch ~ 1, 50-60 % of peak
+# (counters.md section 5). The "high" / "far below" thresholds are this tool's heuristics.
+HIT_STREAMING = 0.05
+HIT_HIGH = 0.50  # heuristic
+FRAC32_CLEAN = 0.05
+FRAC32_HIGH = 0.25  # heuristic
+OVERFETCH_CLEAN = (0.9, 1.1)
+OVERFETCH_HIGH = 1.5
+PEAK_PRACTICAL = 0.50
+PEAK_FAR_BELOW = 0.30  # heuristic
+
+
+def pct(value: float) -> str:
+    return f"{100 * value:.1f} %"
+
+
+def verdicts(doc: dict) -> list[str]:
+    """The counters.md section 5 decision tree, worded for any kernel; heuristics say so."""
+    agg = doc["aggregate"]
+    bandwidth_fraction = doc["ratio_of_sums"]["fraction_of_peak"] or agg.get("fraction_of_peak")
+    hit, frac32, overfetch = agg.get("l2_hit_rate"), agg.get("read_32b_fraction"), agg.get("overfetch")
+    out: list[str] = []
+    clean = {"hit": False, "frac32": False, "overfetch": False}
+
+    if hit is None:
+        out.append("L2 hit rate unknown (collect TCC_HIT_sum and TCC_MISS_sum).")
+    elif hit < HIT_STREAMING:
+        clean["hit"] = True
+        out.append(
+            f"L2 hit rate {pct(hit)} (< 5 %): streaming access, each byte is fetched about once. "
+            "Raising the L2 hit rate is not a goal unless the workload itself re-reads data across "
+            "workgroups or dispatches."
+        )
+    elif hit >= HIT_HIGH:
+        out.append(
+            f"Heuristic: L2 hit rate {pct(hit)} is high, the working set largely fits in L2; if the "
+            "kernel is still memory-bound, look at L2 bandwidth and request rate rather than DRAM."
+        )
+    else:
+        out.append(f"L2 hit rate {pct(hit)}: some reuse through L2.")
+
+    if frac32 is None:
+        out.append("32-byte read fraction unknown (collect the read-size counters of the default plan).")
+    elif frac32 < FRAC32_CLEAN:
+        clean["frac32"] = True
+        out.append(
+            f"32-byte read fraction {pct(frac32)} (~0): no partial-line requests, spatial locality is fine."
+        )
+    elif frac32 >= FRAC32_HIGH:
+        out.append(
+            f"Heuristic: 32-byte read fraction {pct(frac32)} is high: scattered or misaligned accesses "
+            "fetch partial lines; coalescing or realigning the loads is worthwhile."
+        )
+    else:
+        out.append(f"32-byte read fraction {pct(frac32)}: some partial-line requests.")
+
+    if overfetch is None:
+        out.append("Over-fetch unknown: pass --ideal-gb (bytes the kernel must read per dispatch).")
+    elif OVERFETCH_CLEAN[0] <= overfetch <= OVERFETCH_CLEAN[1]:
+        clean["overfetch"] = True
+        out.append(f"Over-fetch {overfetch:.2f}x (~1): the kernel reads what it needs, once.")
+    elif overfetch > OVERFETCH_HIGH:
+        out.append(f"Over-fetch {overfetch:.2f}x: redundant fetches (re-reads or wasted partial lines).")
+    elif overfetch < OVERFETCH_CLEAN[0]:
+        out.append(
+            f"Over-fetch {overfetch:.2f}x (< 1): the --ideal-gb figure is too high, or caching served part of the data."
+        )
+    else:
+        out.append(f"Over-fetch {overfetch:.2f}x: slightly more than the ideal is read.")
+
+    if bandwidth_fraction is None:
+        out.append("Achieved bandwidth vs peak unknown (" + (doc["peak"]["reason"] or "no durations") + ").")
+    elif all(clean.values()) and bandwidth_fraction >= PEAK_PRACTICAL:
+        out.append(
+            f"Loads are already at the practical limit: read bandwidth is {pct(bandwidth_fraction)} of "
+            "peak with a clean memory path (low hit rate, no partial lines, no over-fetch); about 50-60 % "
+            "of theoretical HBM peak is normal for gather-heavy access. Stop looking for memory-path fixes."
+        )
+    elif all(clean.values()) and bandwidth_fraction < PEAK_FAR_BELOW:
+        out.append(
+            f"Heuristic: read bandwidth is only {pct(bandwidth_fraction)} of peak with a clean memory path: "
+            "probably not bandwidth-limited; check memory-level parallelism (occupancy, outstanding loads "
+            "per wave, grid under-fill)."
+        )
+    else:
+        out.append(f"Read bandwidth is {pct(bandwidth_fraction)} of peak ({doc['peak']['source']}).")
+    return out
