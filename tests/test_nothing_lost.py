@@ -159,7 +159,7 @@ def interrupted(tmp_path_factory) -> dict[str, object]:
     run("--keep-going")
     analyzer.write_text(good_analyzer)
     run()
-    return {"states": states, "work": work}
+    return {"states": states, "work": work, "cmd": cmd}
 
 
 def test_rerun_resumes_without_recapturing_what_succeeded(interrupted):
@@ -172,6 +172,13 @@ def test_rerun_resumes_without_recapturing_what_succeeded(interrupted):
     assert any(f".{failed}.attempt" in part for part in second["calls"][0])
     assert second["records"] == ["k000", "k001"]
     assert second["captures"][good] == first["captures"][good]  # bytes and mtimes untouched
+
+
+def test_cmd_from_a_config_file_reaches_bash_once_in_every_pipeline_call(interrupted):
+    every_call = [argv for state in interrupted["states"] for argv in state["calls"]]
+    assert len(every_call) == 4  # discovery + k000 + k001 (failed) + k001 again
+    for argv in every_call:  # $(( )), quotes, `;` and `>` all inside ONE argv element
+        assert argv[argv.index("--") + 1:] == ["bash", "-c", interrupted["cmd"]]
 
 
 def test_raw_captures_survive_a_failed_analysis_job(interrupted):
