@@ -174,3 +174,49 @@ def test_every_shared_capture_parses_like_json(captures):
             assert parsed.nbytes == path.stat().st_size
             checked += 1
     assert checked > 500  # flash attention, moe_reduce, vec_add, legacy … were all reached
+
+
+def _compact(wave: dict) -> str:
+    return json.dumps(wave, separators=(",", ":"))
+
+
+def test_compact_batch_path_equals_per_file_path(tmp_path):
+    """Compact V3 files take the whole-batch path; pretty-printed copies the per-file path."""
+    compact, pretty = tmp_path / "compact", tmp_path / "pretty"
+    compact.mkdir()
+    pretty.mkdir()
+    for k in range(6):
+        wave = json.loads(json.dumps(WAVE))
+        wave["wave"]["begin"] += k
+        wave["wave"]["instructions"] = [[70120 + 8 * i, 6, k, 4 + k, i] for i in range(k + 1)]
+        wave["wave"]["waitcnt"] = [[k, [[p, 0] for p in range(k % 3)]], [k + 1, [[9, 0]]]]
+        if k == 4:
+            wave["wave"]["waitcnt"] = []
+        (compact / f"se0_sm0_sl0_wv{k}.json").write_text(_compact(wave))
+        (pretty / f"se0_sm0_sl0_wv{k}.json").write_text(json.dumps(wave, indent=1))
+    fast = list(iter_wave_files(wave_files(compact)))
+    slow = list(iter_wave_files(wave_files(pretty)))
+    assert [as_read(w) for w in fast] == [as_read(w) for w in slow]
+    assert [(w.simd, w.slot, w.cu, w.wave_id, w.se) for w in fast] == \
+        [(w.simd, w.slot, w.cu, w.wave_id, w.se) for w in slow]
+    assert [as_read(w) for w in fast] == [
+        as_json(json.loads(p.read_bytes())["wave"]) for p in wave_files(compact)]
+
+
+def test_bad_file_in_a_compact_batch(tmp_path):
+    good = write(tmp_path, "se0_sm0_sl0_wv0.json", _compact(WAVE))
+    truncated = write(tmp_path, "se0_sm0_sl0_wv1.json", _compact(WAVE)[:-30])
+    extra_key = json.loads(json.dumps(WAVE))
+    extra_key["wave"]["dispatcher"] = 1
+    newer = write(tmp_path, "se0_sm0_sl0_wv2.json", _compact(extra_key))
+    results = list(iter_wave_files([good, truncated, newer]))
+    assert isinstance(results[1], InputError) and results[1].where == str(truncated)
+    assert as_read(results[0]) == as_read(results[2]) == as_json(WAVE["wave"])
+    assert results[2].extra == {"dispatcher": 1}
+
+
+def test_compact_file_cut_after_its_last_array_is_rejected(tmp_path):
+    text = _compact(WAVE)
+    cut = write(tmp_path, "se0_sm0_sl0_wv0.json", text[:-2])  # drops the closing braces
+    with pytest.raises(InputError):
+        read_wave_file(cut)
