@@ -6,6 +6,12 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from kerneltrace.analysis.loops import (
+    StaticLoop,
+    find_loops,
+    innermost_loop,
+    rows_from_instructions,
+)
 from kerneltrace.plan.findings import Evidence
 
 _REGISTER = re.compile(r"\b([vsa])(?:\[(\d+):(\d+)\]|(\d+)\b)")
@@ -139,6 +145,32 @@ class PlanContext:
             return [], []
         order = self.program_order
         return order[max(0, pos - before) : pos], order[pos + 1 : pos + 1 + after]
+
+    @cached_property
+    def static_loops(self) -> list[StaticLoop]:
+        """Loop bodies from backward branches (kerneltrace/analysis/loops.py); hit-inconsistent dropped."""
+        loops = find_loops(rows_from_instructions(self.program_order))
+        return [loop for loop in loops if loop.hits_consistent is not False]
+
+    def loop_of(self, index: int) -> StaticLoop | None:
+        """The innermost static loop whose body holds instruction `index`."""
+        return innermost_loop(self.static_loops, index)
+
+    def following(self, index: int, limit: int) -> list[dict]:
+        """Up to `limit` instructions executed after `index`: inside a loop body the walk wraps
+        from the latch to the header (the next iteration), so it never leaves the body and stops
+        before reaching `index` again; outside loops it is plain program order."""
+        pos = self._position.get(index)
+        if pos is None:
+            return []
+        loop = self.loop_of(index)
+        order = self.program_order
+        if loop is None:
+            return order[pos + 1 : pos + 1 + limit]
+        # loop bounds are rows of this document (find_loops ran over its instructions)
+        first, last = self._position[loop.first_index], self._position[loop.last_index]
+        wrapped = order[pos + 1 : last + 1] + order[first:pos]
+        return wrapped[:limit]
 
     def distance_to_use(self, index: int, window: int = 64) -> tuple[int, dict] | None:
         """Instructions between a producer and the first later instruction reading its result."""

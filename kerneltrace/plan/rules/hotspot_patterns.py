@@ -1,7 +1,21 @@
-"""The five hotspot patterns: loads in the MFMA loop, VMEM bursts, LDS→MFMA, late scales, entry line."""
+"""The five hotspot patterns: loads in the MFMA loop, VMEM bursts, LDS→MFMA, late scales, entry line.
+
+P1 and P3 are loop-aware: inside a static loop body (kerneltrace/analysis/loops.py) the
+instructions after a load are walked cyclically — past the latch back to the header — because in
+a loop the MFMAs at the end of the body run between a load at the top of the next iteration and
+the wait for it. Whether a wait is "too close" is judged by the MFMA pass cycles
+(kerneltrace/isa/mfma.py) issued between the load and the first `s_waitcnt` that drains it — the
+latency this wave's matrix work can hide — against a typical memory latency (heuristic budgets
+below); the measured stall rate must confirm that the wait is exposed.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kerneltrace.isa.classify import LDS, SMEM, VMEM_LOAD, VMEM_STORE, opcode, wait_counters
+from kerneltrace.isa.mfma import mfma_info
 from kerneltrace.plan.context import PlanContext, operands, reads, registers
 from kerneltrace.plan.findings import Finding, finding_id, hiding_gain, priority_for_share
 from kerneltrace.plan.rules._util import (
@@ -14,9 +28,18 @@ from kerneltrace.plan.rules._util import (
     total_stall,
 )
 
-MFMA_WINDOW = 24  # instructions on each side that count as "inside the MFMA sequence"
+MFMA_WINDOW = 24  # outside loops: instructions on each side that count as "inside the MFMA sequence"
+WAIT_SEARCH = 64  # outside loops: how far to look for the wait that drains a load
 MIN_SHARE = 0.01  # below 1 % of all stall a pattern is noise, not a plan item
 HIGH_STALL_RATE = 0.5
+# Latency-hiding budgets (heuristics, not measurements): a global load that misses the caches
+# takes roughly 500–800+ cycles from HBM, an LDS read roughly 64–128 cycles (more with bank
+# conflicts). MFMA pass cycles between issue and wait below the lower end cannot cover the load
+# from this wave's own matrix work.
+HBM_LATENCY_CYCLES = 500
+LDS_LATENCY_CYCLES = 128
+VMEM_COUNTERS = ("vmcnt", "loadcnt")  # gfx9 name, gfx12 name
+LGKM_COUNTERS = ("lgkmcnt", "dscnt")
 
 
 def _unique(instructions: list[dict]) -> list[dict]:
@@ -26,22 +49,132 @@ def _unique(instructions: list[dict]) -> list[dict]:
     return sorted(seen.values(), key=lambda ins: ins["index"])
 
 
+@dataclass(frozen=True)
+class Drain:
+    """The first wait that drains a producer, and the matrix work issued before it."""
+
+    wait: dict
+    between: list[dict]  # instructions executed between producer and wait (walk order)
+    after: list[dict]  # instructions following the wait in the same walk
+    mfmas: int
+    mfma_cycles: int  # MFMA pass cycles between, weighted by hits relative to the producer
+    unknown_mfma: bool  # an MFMA in between has no known pass latency
+    wrapped: bool  # the wait lies in the next iteration (walk went past the latch)
+
+
+def _weight(ins: dict, producer: dict) -> float:
+    """Executions of `ins` per execution of the producer (inner loops, skipped branches)."""
+    hits, base = ins.get("hits") or 0, producer.get("hits") or 0
+    return hits / base if hits and base else 1.0
+
+
+def first_draining_wait(
+    ctx: PlanContext,
+    producer: dict,
+    counters: tuple[str, ...],
+    counted: Callable[[dict], bool],
+    limit: int,
+) -> Drain | None:
+    """Walk forward (cyclically inside a loop) to the first `s_waitcnt` that drains `producer`.
+
+    A wait `cnt(N)` leaves at most N operations of its counter outstanding; they complete in
+    order, so the producer is drained once N or more counted operations were issued after it.
+    Scalar loads return out of order: with one in flight after the producer only `cnt(0)` counts.
+    """
+    walk = ctx.following(producer["index"], limit)
+    issued_after, out_of_order = 0, False
+    mfmas, cycles, unknown = 0, 0.0, False
+    for pos, ins in enumerate(walk):
+        if opcode(ins.get("asm", "")).startswith("s_wait"):
+            values = wait_counters(ins["asm"])
+            limit_value = next((values[c] for c in counters if c in values), None)
+            if limit_value is not None and (
+                limit_value == 0 or (not out_of_order and issued_after >= limit_value)
+            ):
+                return Drain(
+                    wait=ins,
+                    between=walk[:pos],
+                    after=walk[pos + 1 :],
+                    mfmas=mfmas,
+                    mfma_cycles=int(round(cycles)),
+                    unknown_mfma=unknown,
+                    wrapped=ins["index"] < producer["index"],
+                )
+        if counted(ins):
+            issued_after += 1
+            out_of_order = out_of_order or ins.get("type") == SMEM
+        if is_mfma(ins):
+            info = mfma_info(ins.get("asm", ""))
+            mfmas += 1
+            if info is None:
+                unknown = True
+            else:
+                cycles += info.cycles * _weight(ins, producer)
+    return None
+
+
+def _walk_limit(ctx: PlanContext, index: int, outside: int) -> int:
+    loop = ctx.loop_of(index)
+    return loop.size - 1 if loop else outside
+
+
+def _in_mfma_region(ctx: PlanContext, index: int) -> bool:
+    """Inside a loop body that holds MFMAs, or (straight-line code) between MFMAs."""
+    loop = ctx.loop_of(index)
+    if loop is not None:
+        return any(is_mfma(ins) for ins in ctx.following(index, loop.size - 1))
+    before, after = ctx.neighbours(index, MFMA_WINDOW, MFMA_WINDOW)
+    return any(map(is_mfma, before)) and any(map(is_mfma, after))
+
+
+def _where(ctx: PlanContext, index: int) -> str:
+    loop = ctx.loop_of(index)
+    return f"the MFMA loop (rows {loop.first_index}–{loop.last_index})" if loop else "an MFMA sequence"
+
+
 def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
-    """P1: a global load sits between MFMAs and its wait follows closely, so nothing hides it."""
+    """P1: a global load inside the MFMA loop whose wait comes after too little matrix work."""
+    in_bursts = {ins["index"] for burst in stalling_bursts(ctx) for ins in burst}
     findings = []
     for line in ctx.real_lines():
-        loads = []
-        waits = []
+        pairs: list[tuple[dict, Drain]] = []
         for load in filter(is_vmem_load, ctx.line_instructions(line)):
-            before, after = ctx.neighbours(load["index"], MFMA_WINDOW, MFMA_WINDOW)
-            if not (any(map(is_mfma, before)) and any(map(is_mfma, after))):
+            # a burst of back-to-back loads is P2's finding, with the same fix
+            if load["index"] in in_bursts or not _in_mfma_region(ctx, load["index"]):
                 continue
-            loads.append(load)
-            waits += [ins for ins in after if ins.get("type") == "VMEM-wait" and stalled(ins)][:1]
-        cost = _unique(loads + waits)
+            drain = first_draining_wait(
+                ctx,
+                load,
+                VMEM_COUNTERS,
+                lambda ins: ins.get("type") in (VMEM_LOAD, VMEM_STORE),
+                _walk_limit(ctx, load["index"], WAIT_SEARCH),
+            )
+            if (
+                drain is None
+                or not stalled(drain.wait)
+                or drain.unknown_mfma
+                or drain.mfma_cycles >= HBM_LATENCY_CYCLES
+            ):
+                continue
+            pairs.append((load, drain))
+        loads = [load for load, _ in pairs]
+        cost = _unique(loads + [drain.wait for _, drain in pairs])
         share = ctx.share(total_stall(cost))
-        if not loads or share < MIN_SHARE or stall_rate(cost) < HIGH_STALL_RATE:
+        if not pairs or share < MIN_SHARE or stall_rate(cost) < HIGH_STALL_RATE:
             continue
+        most = max(pairs, key=lambda pair: pair[1].mfma_cycles)[1]
+        wrapped = any(drain.wrapped for _, drain in pairs)
+        evidence = []
+        for load, drain in pairs[:4]:
+            evidence.append(ctx.evidence(load, f"load inside {_where(ctx, load['index'])}"))
+            evidence.append(
+                ctx.evidence(
+                    drain.wait,
+                    f"first wait draining #{load['index']}: {drain.mfmas} MFMA(s), "
+                    f"{drain.mfma_cycles} pass cycles after issue"
+                    + (" (next iteration)" if drain.wrapped else ""),
+                )
+            )
         findings.append(
             Finding(
                 id=finding_id("P1-loads-in-mfma-loop", line["location"]),
@@ -51,9 +184,13 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
                 stall_share=round(share, 4),
                 estimated_gain=hiding_gain(share, 0.5, 0.9, "the load and wait stall of this line"),
                 root_cause=(
-                    f"{len(loads)} vector-memory load(s) sit between MFMAs and their `s_waitcnt vmcnt` "
-                    f"follows within a few instructions; stall rate {stall_rate(cost):.0%}, so almost "
-                    "no matrix work overlaps the memory latency."
+                    f"{len(loads)} vector-memory load(s) sit inside {_where(ctx, loads[0]['index'])} "
+                    f"and the first `s_waitcnt vmcnt` that drains them comes after at most "
+                    f"{most.mfmas} MFMA(s) ({most.mfma_cycles} MFMA pass cycles"
+                    + (", counting the MFMAs at the end of the loop body" if wrapped else "")
+                    + f"), far below a global-memory latency of ~{HBM_LATENCY_CYCLES}–800+ "
+                    f"cycles (heuristic); stall rate {stall_rate(cost):.0%}, so the matrix work "
+                    "hides little of the memory latency."
                 ),
                 fix=(
                     "Issue the loads for the next stage before the MFMA loop, or one iteration ahead "
@@ -64,10 +201,7 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
                     "for k: mfma(tile[k]) ...   # no load between MFMAs\n"
                     "       wait(vmcnt); swap buffers"
                 ),
-                evidence=[
-                    ctx.evidence(ins, "load between MFMAs" if ins in loads else "its wait")
-                    for ins in cost
-                ],
+                evidence=evidence,
                 location=line["location"],
                 effort="medium",
             )
@@ -75,8 +209,8 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
     return findings
 
 
-def vmem_queue_burst(ctx: PlanContext, min_loads: int = 4, max_gap: int = 2) -> list[Finding]:
-    """P2: back-to-back vector loads with no compute between them; later loads stall on issue."""
+def stalling_bursts(ctx: PlanContext, min_loads: int = 4, max_gap: int = 2) -> list[list[dict]]:
+    """Runs of ≥ `min_loads` VMEM loads (≤ `max_gap` non-MFMA instructions apart) that stall on issue."""
     bursts: list[list[dict]] = []
     current: list[dict] = []
     gap = 0
@@ -91,13 +225,17 @@ def vmem_queue_burst(ctx: PlanContext, min_loads: int = 4, max_gap: int = 2) -> 
             gap += 1
     if current:
         bursts.append(current)
+    return [
+        burst
+        for burst in bursts
+        if len(burst) >= min_loads and any(stalled(ins) for ins in burst[1:])
+    ]
+
+
+def vmem_queue_burst(ctx: PlanContext, min_loads: int = 4, max_gap: int = 2) -> list[Finding]:
+    """P2: back-to-back vector loads with no compute between them; later loads stall on issue."""
     per_line: dict[str, list[dict]] = {}
-    for burst in bursts:
-        if len(burst) < min_loads:
-            continue
-        issue_stalls = [ins for ins in burst[1:] if stalled(ins)]
-        if not issue_stalls:
-            continue
+    for burst in stalling_bursts(ctx, min_loads, max_gap):
         owner = max(
             {
                 id(ctx.line_of.get(i["index"]) or {}): ctx.line_of.get(i["index"]) for i in burst
@@ -136,44 +274,59 @@ def vmem_queue_burst(ctx: PlanContext, min_loads: int = 4, max_gap: int = 2) -> 
     return findings
 
 
-def lds_read_before_mfma(ctx: PlanContext) -> list[Finding]:
-    """P3: `ds_read` then `s_waitcnt lgkmcnt` then the MFMA that consumes it, back to back."""
-    per_line: dict[str, list[tuple[dict, dict, dict]]] = {}
-    for wait in ctx.program_order:
-        if wait.get("type") != "LDS/SMEM-wait" or not stalled(wait):
+def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Finding]:
+    """P3: `ds_read` → its draining `s_waitcnt lgkmcnt` → the MFMA consuming it, with too little
+    matrix work between read and wait to cover LDS latency (cyclic inside loop bodies)."""
+    per_line: dict[str, list[tuple[dict, Drain, dict]]] = {}
+    for read in filter(is_lds_read, ctx.program_order):
+        line = ctx.line_of.get(read["index"])
+        if not line or line.get("artifact"):
             continue
-        before, after = ctx.neighbours(wait["index"], 6, 3)
-        consumer = next((ins for ins in after if is_mfma(ins)), None)
-        if consumer is None:
+        drain = first_draining_wait(
+            ctx,
+            read,
+            LGKM_COUNTERS,
+            lambda ins: ins.get("type") in (LDS, SMEM),
+            _walk_limit(ctx, read["index"], 16),
+        )
+        if (
+            drain is None
+            or not stalled(drain.wait)
+            or drain.unknown_mfma
+            or drain.mfma_cycles >= LDS_LATENCY_CYCLES
+        ):
             continue
-        consumed = reads(consumer["asm"])
-        producer = next(
+        ops = operands(read["asm"])
+        written = registers(ops[0]) if ops else set()
+        consumer = next(
             (
                 ins
-                for ins in reversed(before)
-                if is_lds_read(ins)
-                and registers(operands(ins["asm"])[0] if operands(ins["asm"]) else "") & consumed
+                for ins in drain.after[:max_consumer_gap]
+                if is_mfma(ins) and written & reads(ins["asm"])
             ),
             None,
         )
-        if producer is None:
-            continue
-        line = ctx.line_of.get(producer["index"])
-        if line:
-            per_line.setdefault(line["location"], []).append((producer, wait, consumer))
+        if consumer is not None:
+            per_line.setdefault(line["location"], []).append((read, drain, consumer))
     findings = []
     for location, triples in per_line.items():
-        waits = _unique([wait for _, wait, _ in triples])
+        waits = _unique([drain.wait for _, drain, _ in triples])
         share = ctx.share(total_stall(waits))
         if share < MIN_SHARE:
             continue
         evidence = []
-        for producer, wait, consumer in triples[:4]:
+        for read, drain, consumer in triples[:4]:
             evidence += [
-                ctx.evidence(producer, "LDS read"),
-                ctx.evidence(wait, "lgkmcnt wait right after it"),
+                ctx.evidence(read, "LDS read"),
+                ctx.evidence(
+                    drain.wait,
+                    f"first lgkmcnt wait draining it: {drain.mfmas} MFMA(s), "
+                    f"{drain.mfma_cycles} pass cycles after the read"
+                    + (" (next iteration)" if drain.wrapped else ""),
+                ),
                 ctx.evidence(consumer, "MFMA consuming the read"),
             ]
+        most = max(drain.mfma_cycles for _, drain, _ in triples)
         findings.append(
             Finding(
                 id=finding_id("P3-lds-read-before-mfma", location),
@@ -184,7 +337,9 @@ def lds_read_before_mfma(ctx: PlanContext) -> list[Finding]:
                 estimated_gain=hiding_gain(share, 0.4, 0.8, "the lgkmcnt waits"),
                 root_cause=(
                     f"{len(waits)} `s_waitcnt lgkmcnt` wait(s) sit between an LDS read and the MFMA "
-                    "that consumes it; every read's latency is exposed."
+                    f"that consumes it, with at most {most} MFMA pass cycles between read and wait "
+                    f"(an LDS read takes ~64–{LDS_LATENCY_CYCLES}+ cycles, heuristic); every read's "
+                    "latency is exposed."
                 ),
                 fix=(
                     "Split the loop body: issue every LDS read of the block first, then run the "
