@@ -162,6 +162,7 @@ def interrupted(tmp_path_factory) -> dict[str, object]:
     return {"states": states, "work": work, "cmd": cmd}
 
 
+@pytest.mark.e2e
 def test_rerun_resumes_without_recapturing_what_succeeded(interrupted):
     first, second, _ = interrupted["states"]
     assert first["proc"].returncode != 0
@@ -174,6 +175,7 @@ def test_rerun_resumes_without_recapturing_what_succeeded(interrupted):
     assert second["captures"][good] == first["captures"][good]  # bytes and mtimes untouched
 
 
+@pytest.mark.e2e
 def test_cmd_from_a_config_file_reaches_bash_once_in_every_pipeline_call(interrupted):
     every_call = [argv for state in interrupted["states"] for argv in state["calls"]]
     assert len(every_call) == 4  # discovery + k000 + k001 (failed) + k001 again
@@ -181,6 +183,7 @@ def test_cmd_from_a_config_file_reaches_bash_once_in_every_pipeline_call(interru
         assert argv[argv.index("--") + 1:] == ["bash", "-c", interrupted["cmd"]]
 
 
+@pytest.mark.e2e
 def test_raw_captures_survive_a_failed_analysis_job(interrupted):
     _, second, third = interrupted["states"]
     work = interrupted["work"]
@@ -213,6 +216,7 @@ def input_folder(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.e2e
 def test_dir_run_writes_nothing_under_the_input_folder(tmp_path, input_folder):
     before = tree_digest(input_folder)
     config = tmp_path / "config.yaml"
