@@ -24,6 +24,14 @@ KernelResources (see kerneltrace/synth/spec.py and docs/synthetic-captures.md).
 """
 
 from kerneltrace.synth.csvs import SYNTH_DEVICES, CounterRow, DispatchRow, SynthDevice
+from kerneltrace.synth.runs import (
+    counter_rows,
+    dispatch_row,
+    is_synthetic_dispatch,
+    write_att_run,
+    write_counter_collection,
+    write_discovery_run,
+)
 from kerneltrace.synth.simulate import WaveRecord, aggregate, decoder_category, simulate
 from kerneltrace.synth.spec import (
     GEMM_LINES,
@@ -37,17 +45,7 @@ from kerneltrace.synth.spec import (
     demo_large,
     demo_vec_add,
 )
-from kerneltrace.synth.writers import (
-    VARIANTS,
-    counter_rows,
-    dispatch_dir_name,
-    dispatch_row,
-    is_synthetic_dispatch,
-    write_att_run,
-    write_counter_collection,
-    write_discovery_run,
-    write_dispatch_dir,
-)
+from kerneltrace.synth.writers import VARIANTS, dispatch_dir_name, write_dispatch_dir
 
 __all__ = [
     "GEMM_LINES",
