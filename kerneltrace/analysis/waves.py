@@ -43,6 +43,8 @@ HOT_LOOPS = 5
 EXTREME_WAVES = 3  # longest / shortest waves listed
 SERIES_POINTS = 64  # occupancy series length (for charts)
 PENDING_LIMIT = 1 << 20  # attribution entries buffered before folding (bounds memory)
+GROUP_WAVES = 512  # waves accumulated per numpy pass
+GROUP_INSTRUCTIONS = 1 << 18  # … or instructions (bounds memory: ~10 MB of tuples)
 STATE_KEYS = ("idle", "exec", "wait", "stall")  # timeline states 1..4
 
 
@@ -120,11 +122,18 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable) -> dict:
     mfma_by_line = np.zeros(size, np.int64)
     for index, cycles in mfma_rows.items():
         mfma_by_line[index] = cycles
+    group: list[WaveFile] = []
+    group_instructions = 0
     for item in iter_wave_files(paths):
         if isinstance(item, InputError):
             totals.skipped.append({"file": Path(item.where).name, "error": item.what})
             continue
-        _add_wave(totals, item, mfma_by_line)
+        group.append(item)
+        group_instructions += len(item.instructions)
+        if len(group) >= GROUP_WAVES or group_instructions >= GROUP_INSTRUCTIONS:
+            _add_group(totals, group, mfma_by_line)
+            group, group_instructions = [], 0
+    _add_group(totals, group, mfma_by_line)
     _flush_waits(totals)
     return {
         "files": totals.files,
@@ -152,79 +161,125 @@ def _grow(totals: _Totals, size: int) -> None:
     totals.rows = size
 
 
-def _add_wave(totals: _Totals, wave: WaveFile, mfma_by_line: np.ndarray) -> None:
+def _add_group(totals: _Totals, waves: list[WaveFile], mfma_by_line: np.ndarray) -> None:
+    """Accumulate a group of waves with numpy calls over the whole group (not per wave).
+
+    Thousands of tiny waves (moe_reduce: 4112 waves of ~170 instructions) would otherwise spend
+    their time in per-call numpy overhead. Each instruction carries its wave's index `w`, and
+    per-wave operations become operations on keys that start with `w`.
+    """
     import numpy as np
 
-    totals.files += 1
-    totals.bytes += wave.nbytes
-    totals.layouts.add(wave.layout)
-    if wave.cu is not None and wave.se is not None and len(wave.instructions):
-        totals.traced_cu.setdefault(wave.se, wave.cu)
-    ins = wave.instructions
-    states = np.zeros(5, np.int64)
-    if len(wave.timeline):
-        known = wave.timeline[:, 0] <= 4
-        states = np.bincount(wave.timeline[known, 0], weights=wave.timeline[known, 1],
-                             minlength=5).astype(np.int64)
-    totals.per_wave.append((wave.path.name, wave.se, wave.simd, wave.slot, wave.begin, wave.end,
-                            len(ins), *states[1:5].tolist()))
-    if not len(ins):
+    if not waves:
         return
-    time, stall, duration, line = ins[:, 0], ins[:, 2], ins[:, 3], ins[:, 4]
+    for wave in waves:
+        totals.files += 1
+        totals.bytes += wave.nbytes
+        totals.layouts.add(wave.layout)
+        if wave.cu is not None and wave.se is not None and len(wave.instructions):
+            totals.traced_cu.setdefault(wave.se, wave.cu)
+    count = len(waves)
+    # Time per state and wave: one bincount over (wave, state) keys.
+    timeline_lengths = np.array([len(wave.timeline) for wave in waves])
+    states = np.zeros((count, 5), np.int64)
+    if timeline_lengths.sum():
+        timeline = np.concatenate([wave.timeline for wave in waves])
+        owner = np.repeat(np.arange(count), timeline_lengths)
+        known = (timeline[:, 0] >= 0) & (timeline[:, 0] <= 4)
+        states = np.bincount(owner[known] * 5 + timeline[known, 0], weights=timeline[known, 1],
+                             minlength=5 * count).astype(np.int64).reshape(count, 5)
+    lengths = np.array([len(wave.instructions) for wave in waves])
+    for wave, wave_states, n_instructions in zip(waves, states[:, 1:5].tolist(), lengths.tolist(),
+                                                  strict=True):
+        totals.per_wave.append((wave.path.name, wave.se, wave.simd, wave.slot, wave.begin,
+                                wave.end, n_instructions, *wave_states))
+    if not lengths.sum():
+        return
+    ins = np.concatenate([wave.instructions for wave in waves])
+    owner = np.repeat(np.arange(count), lengths)
+    wave_start = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    time, category, stall, duration, line = ins.T
     _grow(totals, int(line.max()) + 1)
-    # The decoder's accumulation (rocprof-formats.md §8.10): idle = gap after the latest end so far.
-    ends = time + duration
-    prev_end = np.maximum.accumulate(np.concatenate(([wave.begin], ends[:-1])))
+    # The decoder's accumulation (rocprof-formats.md §8.10): idle = gap after the latest end so
+    # far in the wave. A per-wave running max over the group: offset wave w by w * span so
+    # that no value of an earlier wave can exceed a later wave's values.
+    begins = np.array([wave.begin for wave in waves])
+    previous = np.empty_like(time)
+    previous[1:] = time[:-1] + duration[:-1]
+    has_instructions = lengths > 0
+    previous[wave_start[has_instructions]] = begins[has_instructions]
+    low = min(int(previous.min()), int(time.min()))
+    span = int(max(previous.max(), (time + duration).max())) - low + 1
+    offset = owner * span
+    prev_end = np.maximum.accumulate(previous - low + offset) - offset + low
     idle = np.maximum(time - prev_end, 0)
     n_rows = totals.rows
     totals.hits += np.bincount(line, minlength=n_rows)
     for name, values in (("latency", duration), ("stall", stall), ("idle", idle)):
-        # float64 sums of int64 values are exact below 2**53 cycles per file
+        # float64 sums of int64 values are exact below 2**53 cycles per group
         getattr(totals, name)[:] += np.bincount(line, weights=values, minlength=n_rows).astype(np.int64)
-    _attribute_waits(totals, wave, line, stall)
-    _add_loops(totals, wave, mfma_by_line)
+    _attribute_waits(totals, waves, owner, line, stall)
+    # Loops are per wave, but only waves with a taken backward branch need a look.
+    backward = (category[:-1] == CATEGORY_JUMP) & (line[1:] < line[:-1]) & (owner[1:] == owner[:-1])
+    for index in np.unique(owner[:-1][backward]).tolist():
+        _add_loops(totals, waves[index], mfma_by_line)
 
 
-def _attribute_waits(totals: _Totals, wave: WaveFile, line: np.ndarray, stall: np.ndarray) -> None:
+def _attribute_waits(totals: _Totals, waves: list[WaveFile], owner: np.ndarray,
+                     line: np.ndarray, stall: np.ndarray) -> None:
+    """Charge each wait execution's stall to its youngest drained producer (module docstring)."""
     import numpy as np
 
-    if not len(wave.waitcnt_lines):
+    entry_counts = [len(wave.waitcnt_lines) for wave in waves]
+    if not sum(entry_counts):
         return
-    counts = np.diff(wave.waitcnt_offsets)
-    # Static map of this wave: wait row → producer rows (union over its entries).
-    pair_keys = np.unique(np.repeat(wave.waitcnt_lines, counts) * (1 << 32)
-                          + wave.waitcnt_producers[:, 0])
-    pair_wait, pair_producer = pair_keys >> 32, pair_keys & 0xFFFFFFFF
-    totals.pending_pairs.append(pair_keys)
-    is_wait_row = np.zeros(max(int(line.max()), int(pair_wait.max())) + 1, dtype=bool)
-    is_wait_row[pair_wait] = True
-    positions = np.flatnonzero(is_wait_row[line] & (stall > 0))
+    rows = int(max(line.max(), max(int(w.waitcnt_producers[:, 0].max(initial=0)) for w in waves),
+                   max(int(w.waitcnt_lines.max(initial=0)) for w in waves))) + 1
+    n = len(line)
+    if len(waves) * rows * (n + 1) >= 1 << 62:  # keys would overflow int64: split the group
+        half = len(waves) // 2
+        cut = int(np.searchsorted(owner, half))
+        _attribute_waits(totals, waves[:half], owner[:cut], line[:cut], stall[:cut])
+        _attribute_waits(totals, waves[half:], owner[cut:] - half, line[cut:], stall[cut:])
+        return
+    # (wave, wait row, producer row) of every waitcnt entry, as sorted unique keys.
+    pair_counts = np.concatenate([np.diff(wave.waitcnt_offsets) for wave in waves])
+    wait_rows = np.concatenate([wave.waitcnt_lines for wave in waves])
+    entry_owner = np.repeat(np.arange(len(waves)), entry_counts)
+    producers = np.concatenate([wave.waitcnt_producers[:, 0] for wave in waves])
+    wave_wait = np.repeat(entry_owner * rows + wait_rows, pair_counts)
+    pair_keys = np.unique(wave_wait * rows + producers)
+    pair_wave_wait, pair_producer = pair_keys // rows, pair_keys % rows
+    totals.pending_pairs.append((pair_wave_wait % rows) * (1 << 32) + pair_producer)
+    # Executions of a listed wait row (in its own wave) that stalled.
+    instance_key = owner * rows + line
+    listed = np.unique(pair_wave_wait)
+    where = np.minimum(np.searchsorted(listed, instance_key), len(listed) - 1)
+    positions = np.flatnonzero((listed[where] == instance_key) & (stall > 0))
     if not len(positions):
         return
-    n = len(line)
-    wait_rows = line[positions]
-    first = np.searchsorted(pair_wait, wait_rows, "left")
-    per_instance = np.searchsorted(pair_wait, wait_rows, "right") - first
+    keys = instance_key[positions]
+    first = np.searchsorted(pair_wave_wait, keys, "left")
+    per_instance = np.searchsorted(pair_wave_wait, keys, "right") - first
     instance = np.repeat(np.arange(len(positions)), per_instance)
-    candidate = first[instance] + (np.arange(len(instance)) - np.repeat(
-        np.cumsum(per_instance) - per_instance, per_instance))
-    producer = pair_producer[candidate]
-    # Last issue of each producer row before the wait: search the (row, position) order.
-    occurrence = np.sort(line * (n + 1) + np.arange(n))
-    query = producer * (n + 1) + positions[instance]
-    found = np.searchsorted(occurrence, query) - 1
-    valid = found >= 0
-    found_key = occurrence[np.maximum(found, 0)]
-    valid &= (found_key // (n + 1)) == producer
-    issued_at = np.where(valid, found_key % (n + 1), -1)
     starts = np.cumsum(per_instance) - per_instance
+    candidate = first[instance] + np.arange(len(instance)) - starts[instance]
+    producer = pair_producer[candidate]
+    # Last execution of each producer row before the wait, in the same wave: search the
+    # sorted (wave, row, position) keys.
+    occurrence = np.sort(instance_key * (n + 1) + np.arange(n))
+    wanted = owner[positions][instance] * rows + producer
+    found = np.searchsorted(occurrence, wanted * (n + 1) + positions[instance]) - 1
+    found_key = occurrence[np.maximum(found, 0)]
+    valid = (found >= 0) & (found_key // (n + 1) == wanted)
+    issued_at = np.where(valid, found_key % (n + 1), -1)
     youngest = np.maximum.reduceat(issued_at, starts)
     is_youngest = valid & (issued_at == youngest[instance])
     # one winner per instance (the same producer row may be listed twice: take the first)
-    winner = np.zeros(len(positions), np.int64) - 1
-    chosen = np.flatnonzero(is_youngest)
-    winner[instance[chosen[::-1]]] = producer[chosen[::-1]]
-    totals.pending_attributions.append((wait_rows, winner, stall[positions]))
+    winner = np.full(len(positions), -1, np.int64)
+    chosen = np.flatnonzero(is_youngest)[::-1]
+    winner[instance[chosen]] = producer[chosen]
+    totals.pending_attributions.append((line[positions], winner, stall[positions]))
     totals.pending_size += len(positions) + len(pair_keys)
     if totals.pending_size > PENDING_LIMIT:
         _flush_waits(totals)
