@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltrace.errors import InputError
+from kerneltrace.readers.wavefile import wave_files
 
 DISPATCH_RE = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)(.*)$")
 MANIFEST_COLUMNS = ("id", "kernel_id", "kernel", "dispatch_dir", "label", "agent", "dispatch",
-                    "kernel_trace_csv", "agent_info_csv", "pmc_files", "source")
+                    "kernel_trace_csv", "agent_info_csv", "pmc_files", "source", "wave_files")
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class DispatchDir:
     kernel_trace_csv: Path | None = None
     agent_info_csv: Path | None = None
     pmc_files: tuple[Path, ...] = ()
+    wave_files: int = 0  # se*_sm*_sl*_wv*.json files inside (the pipeline adds --waves when > 0)
 
 
 @dataclass
@@ -152,7 +154,8 @@ def find_dispatch_dirs(search_root: Path) -> Discovery:
         pmc = _nearest(path, walk_root, ("*counter_collection.csv", "pass_*/*counter_collection.csv"))
         result.kept.append(DispatchDir(path, agent, dispatch, label if agent is not None else "",
                                        kernel_name(path), traces[0] if traces else None,
-                                       agents[0] if agents else None, tuple(pmc)))
+                                       agents[0] if agents else None, tuple(pmc),
+                                       len(wave_files(path))))
     return result
 
 
@@ -175,7 +178,8 @@ def manifest_rows(dirs: list[DispatchDir], *, id_prefix: str = "d", kernel_id: s
             "dispatch": "" if item.dispatch is None else str(item.dispatch),
             "kernel_trace_csv": str(item.kernel_trace_csv or ""),
             "agent_info_csv": str(item.agent_info_csv or ""),
-            "pmc_files": ";".join(str(p) for p in item.pmc_files), "source": source})
+            "pmc_files": ";".join(str(p) for p in item.pmc_files), "source": source,
+            "wave_files": str(item.wave_files)})
     return rows
 
 

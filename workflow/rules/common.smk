@@ -10,6 +10,7 @@ from snakemake.utils import validate
 sys.path.insert(0, os.path.abspath(os.path.join(workflow.basedir)))
 
 from kerneltrace.errors import InputError  # noqa: E402
+from kerneltrace.readers.wavefile import wave_files  # noqa: E402
 from kerneltrace.rocprof import dispatchdirs, jobfile  # noqa: E402
 from kerneltrace.rocprof.discover import read_tsv  # noqa: E402
 from kerneltrace.rocprof.runs import build_runs  # noqa: E402
@@ -150,13 +151,23 @@ def dispatch_param(field):
     return value
 
 
+def has_wave_files(row):
+    """True when the dispatch dir holds per-wave files (manifest column; older manifests: look)."""
+    count = row.get("wave_files")
+    if count not in (None, ""):
+        return int(count) > 0
+    return bool(wave_files(Path(row["dispatch_dir"])))
+
+
 def hotspot_args(wildcards):
     """Optional analyzer arguments, shell-quoted (metadata CSVs found beside the dispatch dir)."""
     import shlex
 
     row = dispatch_row(wildcards.run, wildcards.dispatch)
-    # wave-level analysis (hotspots/2 `waves`): the plan attributes waits to their loads
-    args = ["--waves"]
+    args = []
+    if has_wave_files(row):
+        # wave-level analysis (hotspots/2 `waves`): the plan attributes waits to their loads
+        args.append("--waves")
     if row["kernel_trace_csv"]:
         args += ["--kernel-trace", row["kernel_trace_csv"]]
     if row["agent_info_csv"]:
