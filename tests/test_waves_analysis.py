@@ -214,3 +214,16 @@ def test_synthetic_legacy_capture(tmp_path):
     assert result["layout"] == "legacy"
     assert result["waves"] > 0 and result["skipped"] == []
     assert result["loops"] and result["loops"][0]["iterations"] == 3 * result["waves"]
+
+
+@pytest.mark.parametrize("group_waves", [1, 3])
+def test_grouping_does_not_change_results(tmp_path, monkeypatch, group_waves):
+    """Whole-group numpy passes (per-wave running max via offsets) equal wave-by-wave ones."""
+    from kerneltrace.analysis import waves as waves_module
+    from kerneltrace.synth import demo_gemm, write_dispatch_dir
+
+    directory = write_dispatch_dir(tmp_path, demo_gemm("gfx942", iterations=4, waves_per_slot=2))
+    together = analyze(directory)
+    monkeypatch.setattr(waves_module, "GROUP_WAVES", group_waves)
+    assert analyze(directory) == together
+    assert together["consistency"]["ok"]
