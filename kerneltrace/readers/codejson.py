@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltrace.errors import InputError
+from kerneltrace.readers.jsonfile import DECODER_FIX, load_json_file
 
 # rocprofiler-sdk's rocprofiler_pc_sampling_instruction_not_issued_reason_t, in enum order; the
 # Stall_Reasons list of a PC-sampling code.json holds one sample count per reason in this order.
@@ -104,30 +104,8 @@ class CodeTable:
         return [row for row in self.rows if row.kernel == symbol]
 
 
-def _bad(path: Path, what: str, fix: str = "re-run the decoder (rocprofv3 --att) to regenerate code.json") -> InputError:
+def _bad(path: Path, what: str, fix: str = DECODER_FIX) -> InputError:
     return InputError(what, str(path), fix)
-
-
-def load_json_file(path: Path, what: str = "file") -> object:
-    """json.loads a file with one-line errors for missing, unreadable, truncated or non-JSON content."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{what} not found", str(path), "pass a decoded ui_output_agent_*_dispatch_* directory") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} is a directory", str(path), "pass the file's parent directory") from None
-    except OSError as err:
-        raise InputError(f"cannot read {what}: {err.strerror}", str(path), "check permissions") from None
-    try:
-        return json.loads(raw)
-    except UnicodeDecodeError:
-        raise _bad(path, f"{what} is not UTF-8 JSON") from None
-    except json.JSONDecodeError as err:
-        problem = "is empty" if not raw.strip() else f"is not valid JSON (truncated?): {err.msg} at line {err.lineno} column {err.colno}"
-        raise _bad(path, f"{what} {problem}") from None
-    except RecursionError:
-        # json's C parser recurses per nesting level: a hostile file must not end in a traceback
-        raise _bad(path, f"{what} is nested too deeply to be a decoder output") from None
 
 
 def _column_map(path: Path, header: list[str]) -> dict[str, int]:

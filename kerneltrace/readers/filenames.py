@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.codejson import load_json_file
+from kerneltrace.readers.jsonfile import load_json_file
 
 
 @dataclass(frozen=True)

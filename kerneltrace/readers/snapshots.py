@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.codejson import load_json_file
+from kerneltrace.readers.jsonfile import load_json_file
 
 SNAPSHOT_FIX = "delete the offending entry or re-run the decoder; snapshot copies must be plain files inside the dispatch dir"
 
