@@ -120,9 +120,12 @@ def test_producer_on_another_line_is_added_as_evidence_and_flagged():
     program.insert(0, Ins("global_load_dwordx4 v[40:43], v[2:3], off", "VMEM-load", "k.py:8", 0, 8))
     waves = _waves([_wait_entry(program, 6, [(0, 880)])])
     findings = {f.id: f for f in run_all(PlanContext(hotspot_doc(program, waves=waves)))}
-    p1 = findings["P1-loads-in-mfma-loop@k.py:20"]
-    assert "(#0, k.py:8, not this line)" in p1.root_cause
-    added = [e for e in p1.evidence if e.instruction_index == 0]
+    # the wait is on another line's load, so P1 does not claim it for k.py:20 ...
+    assert "P1-loads-in-mfma-loop@k.py:20" not in findings
+    # ... and the line's finding says where the wait's producer really is
+    line = findings["LINE-hotspot@k.py:20"]
+    assert "(#0, k.py:8, not this line)" in line.root_cause
+    added = [e for e in line.evidence if e.instruction_index == 0]
     assert added and "producer of wait #6" in added[0].note
 
 

@@ -13,7 +13,9 @@ This is *static*: bounds come from the code alone, so they exist without wave fi
 analysis (kerneltrace/analysis/waves.py, `waves.loops`) instead observes taken jumps in the
 per-wave instruction streams: it knows real iteration counts and cycles per iteration, but only
 for loops the traced waves ran and only when wave files are present. Here code.json hit counts
-(summed over traced waves) give a consistency check and a trip-count estimate instead.
+(summed over traced waves) give a consistency check and a trip-count estimate instead. When the
+wave analysis did observe a back edge, `find_loops(observed_headers=…)` takes the header it saw
+(the row the jump landed on) over the decoded immediate: an observed jump beats a decoded one.
 """
 
 from __future__ import annotations
@@ -58,6 +60,12 @@ class StaticLoop:
     @property
     def size(self) -> int:
         return self.last_index - self.first_index + 1
+
+    @property
+    def iterates(self) -> bool:
+        """False when hit counts show the back edge was never taken (header ran once per entry)."""
+        trip = self.trip_count
+        return trip is None or trip > 1
 
     @property
     def trip_count(self) -> float | None:
@@ -110,8 +118,14 @@ def _hits_check(header: int | None, latch: int | None, entry: int | None) -> boo
     return header >= latch and (entry is None or header >= entry)
 
 
-def find_loops(rows: Iterable[BranchRow]) -> list[StaticLoop]:
-    """Loops from backward immediate branches, outer before inner (sorted by header, then size)."""
+def find_loops(
+    rows: Iterable[BranchRow], observed_headers: dict[int, int] | None = None
+) -> list[StaticLoop]:
+    """Loops from backward immediate branches, outer before inner (sorted by header, then size).
+
+    `observed_headers` maps a latch row to the header row the wave analysis saw it jump to.
+    """
+    observed = observed_headers or {}
     ordered = sorted(rows, key=lambda row: row.index)
     by_pc = {(row.codeobj, row.pc): row for row in ordered if row.pc is not None}
     position = {row.index: pos for pos, row in enumerate(ordered)}
@@ -121,8 +135,9 @@ def find_loops(rows: Iterable[BranchRow]) -> list[StaticLoop]:
             continue
         target_pc = branch_target(row.pc, row.asm)
         target = by_pc.get((row.codeobj, target_pc)) if target_pc is not None else None
-        if target is not None and target.index <= row.index:
-            latches.setdefault(target.index, []).append(row)
+        header = observed.get(row.index, target.index if target is not None else None)
+        if header is not None and header <= row.index and header in position:
+            latches.setdefault(header, []).append(row)
     loops: list[StaticLoop] = []
     for first, back in latches.items():
         last = max(back, key=lambda row: row.index)

@@ -148,9 +148,30 @@ class PlanContext:
 
     @cached_property
     def static_loops(self) -> list[StaticLoop]:
-        """Loop bodies from backward branches (kerneltrace/analysis/loops.py); hit-inconsistent dropped."""
-        loops = find_loops(rows_from_instructions(self.program_order))
-        return [loop for loop in loops if loop.hits_consistent is not False]
+        """Loop bodies from backward branches (kerneltrace/analysis/loops.py) that really iterate.
+
+        Headers the wave analysis observed win over decoded branch targets; loops whose hit
+        counts are inconsistent, or show the back edge never taken, behave as straight-line code.
+        """
+        from kerneltrace.analysis.waves import HOT_LOOPS
+
+        reported = (self.waves or {}).get("loops")
+        observed = {
+            loop["last_index"]: loop["first_index"]
+            for loop in reported or []
+            if isinstance(loop.get("first_index"), int) and isinstance(loop.get("last_index"), int)
+        }
+        loops = find_loops(rows_from_instructions(self.program_order), observed)
+        # a complete wave-observed list (fewer than its cap) that lacks a back edge means the
+        # traced waves never looped there (e.g. a rotated loop each wave passes through once)
+        complete = isinstance(reported, list) and len(reported) < HOT_LOOPS
+        return [
+            loop
+            for loop in loops
+            if loop.hits_consistent is not False
+            and loop.iterates
+            and (not complete or loop.last_index in observed)
+        ]
 
     def loop_of(self, index: int) -> StaticLoop | None:
         """The innermost static loop whose body holds instruction `index`."""

@@ -132,6 +132,51 @@ def _where(ctx: PlanContext, index: int) -> str:
     return f"the MFMA loop (rows {loop.first_index}–{loop.last_index})" if loop else "an MFMA sequence"
 
 
+def _wave_attribution(ctx: PlanContext) -> dict[int, dict[int, int]]:
+    """{wait row: {producer row: stall cycles}} from the wave analysis (hot waits only)."""
+    return {
+        wait["index"]: {p["index"]: p.get("cycles") or 0 for p in wait.get("producers") or []}
+        for wait in (ctx.waves or {}).get("waitcnt") or []
+    }
+
+
+def exposed_wait_stall(
+    ctx: PlanContext, drain: Drain, producers: set[int], other_types: tuple[str, ...]
+) -> int:
+    """Stall cycles of `drain.wait` that belong to `producers`.
+
+    The wave analysis (when it reports this wait) charges each wait to the youngest producer it
+    drained: take the cycles charged to `producers`. Without it, a mixed wait (`vmcnt` and
+    `lgkmcnt`) that also drains other kinds of work issued after the producer is ambiguous: 0.
+    """
+    attributed = _wave_attribution(ctx).get(drain.wait["index"])
+    if attributed is not None:
+        return sum(cycles for index, cycles in attributed.items() if index in producers)
+    counters = wait_counters(drain.wait.get("asm", ""))
+    mixed = any(c in counters for c in VMEM_COUNTERS) and any(c in counters for c in LGKM_COUNTERS)
+    if mixed and any(ins.get("type") in other_types for ins in drain.between):
+        return 0
+    return drain.wait.get("stall_cycles") or 0
+
+
+def _charged(drain: Drain, exposed: dict[int, int]) -> str:
+    """Evidence note suffix when only part of a wait's stall is charged to this finding."""
+    cycles, total = exposed[drain.wait["index"]], drain.wait.get("stall_cycles") or 0
+    return f"; {cycles:,} of its {total:,} stall cycles charged here" if cycles < total else ""
+
+
+def _cover_phrase(drain: Drain, wrapped: bool) -> str:
+    """How much matrix work runs between the loads and their wait, in words."""
+    if drain.mfmas == 0:
+        return "and the first `s_waitcnt vmcnt` that drains them comes before any MFMA runs (0 MFMA pass cycles of cover)"
+    return (
+        f"and the first `s_waitcnt vmcnt` that drains them comes after at most {drain.mfmas} "
+        f"MFMA(s) ({drain.mfma_cycles} MFMA pass cycles"
+        + (", counting the MFMAs at the end of the loop body" if wrapped else "")
+        + ")"
+    )
+
+
 def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
     """P1: a global load inside the MFMA loop whose wait comes after too little matrix work."""
     in_bursts = {ins["index"] for burst in stalling_bursts(ctx) for ins in burst}
@@ -157,10 +202,17 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
             ):
                 continue
             pairs.append((load, drain))
+        candidates = {load["index"] for load, _ in pairs}
+        exposed: dict[int, int] = {}
+        for _, drain in pairs:
+            cycles = exposed_wait_stall(ctx, drain, candidates, (LDS, SMEM))
+            exposed[drain.wait["index"]] = max(exposed.get(drain.wait["index"], 0), cycles)
+        # a load whose wait stalls on something else (e.g. an LDS read) is not this pattern
+        pairs = [(load, drain) for load, drain in pairs if exposed[drain.wait["index"]] > 0]
         loads = [load for load, _ in pairs]
-        cost = _unique(loads + [drain.wait for _, drain in pairs])
-        share = ctx.share(total_stall(cost))
-        if not pairs or share < MIN_SHARE or stall_rate(cost) < HIGH_STALL_RATE:
+        waits = _unique([drain.wait for _, drain in pairs])
+        share = ctx.share(total_stall(loads) + sum(exposed[w["index"]] for w in waits))
+        if not pairs or share < MIN_SHARE or stall_rate(loads + waits) < HIGH_STALL_RATE:
             continue
         most = max(pairs, key=lambda pair: pair[1].mfma_cycles)[1]
         wrapped = any(drain.wrapped for _, drain in pairs)
@@ -172,7 +224,8 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
                     drain.wait,
                     f"first wait draining #{load['index']}: {drain.mfmas} MFMA(s), "
                     f"{drain.mfma_cycles} pass cycles after issue"
-                    + (" (next iteration)" if drain.wrapped else ""),
+                    + (" (next iteration)" if drain.wrapped else "")
+                    + _charged(drain, exposed),
                 )
             )
         findings.append(
@@ -185,11 +238,9 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
                 estimated_gain=hiding_gain(share, 0.5, 0.9, "the load and wait stall of this line"),
                 root_cause=(
                     f"{len(loads)} vector-memory load(s) sit inside {_where(ctx, loads[0]['index'])} "
-                    f"and the first `s_waitcnt vmcnt` that drains them comes after at most "
-                    f"{most.mfmas} MFMA(s) ({most.mfma_cycles} MFMA pass cycles"
-                    + (", counting the MFMAs at the end of the loop body" if wrapped else "")
-                    + f"), far below a global-memory latency of ~{HBM_LATENCY_CYCLES}–800+ "
-                    f"cycles (heuristic); stall rate {stall_rate(cost):.0%}, so the matrix work "
+                    + _cover_phrase(most, wrapped)
+                    + f", far below a global-memory latency of ~{HBM_LATENCY_CYCLES}–800+ cycles "
+                    f"(heuristic); stall rate {stall_rate(loads + waits):.0%}, so the matrix work "
                     "hides little of the memory latency."
                 ),
                 fix=(
@@ -310,9 +361,15 @@ def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Fi
             per_line.setdefault(line["location"], []).append((read, drain, consumer))
     findings = []
     for location, triples in per_line.items():
+        reads_here = {read["index"] for read, _, _ in triples}
+        exposed: dict[int, int] = {}
+        for _, drain, _ in triples:
+            cycles = exposed_wait_stall(ctx, drain, reads_here, (VMEM_LOAD, VMEM_STORE))
+            exposed[drain.wait["index"]] = max(exposed.get(drain.wait["index"], 0), cycles)
+        triples = [t for t in triples if exposed[t[1].wait["index"]] > 0]
         waits = _unique([drain.wait for _, drain, _ in triples])
-        share = ctx.share(total_stall(waits))
-        if share < MIN_SHARE:
+        share = ctx.share(sum(exposed[w["index"]] for w in waits))
+        if not triples or share < MIN_SHARE:
             continue
         evidence = []
         for read, drain, consumer in triples[:4]:
@@ -322,7 +379,8 @@ def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Fi
                     drain.wait,
                     f"first lgkmcnt wait draining it: {drain.mfmas} MFMA(s), "
                     f"{drain.mfma_cycles} pass cycles after the read"
-                    + (" (next iteration)" if drain.wrapped else ""),
+                    + (" (next iteration)" if drain.wrapped else "")
+                    + _charged(drain, exposed),
                 ),
                 ctx.evidence(consumer, "MFMA consuming the read"),
             ]
