@@ -14,6 +14,16 @@ HIGH_SHARE = 0.10
 MED_SHARE = 0.03
 
 
+# Umbrella findings cover stall that line findings also explain; their share is not what a fix
+# removes, so their titles say what the share counts.
+SCOPES: dict[str, str] = {"line": "", "loop": "scope: whole loop", "kernel": "scope: whole kernel"}
+
+
+def scoped_title(title: str, scope: str, share_of: str) -> str:
+    """`title (scope: whole kernel; share = all …)` for loop- and kernel-wide findings."""
+    return f"{title} ({SCOPES[scope]}; share = {share_of})" if SCOPES.get(scope) else title
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One instruction (or line) that supports a finding, with its measured cost."""
@@ -53,10 +63,13 @@ class Finding:
     location: str | None = None
     effort: str = "medium"
     ranked: bool = True  # False for artifacts that are explained but excluded from the ranking
+    scope: str = "line"  # what stall_share is a share of: "line" | "loop" | "kernel" (SCOPES)
 
     def __post_init__(self) -> None:
         if self.priority not in PRIORITIES:
             raise ValueError(f"priority must be one of {PRIORITIES}, not {self.priority!r}")
+        if self.scope not in SCOPES:
+            raise ValueError(f"scope must be one of {tuple(SCOPES)}, not {self.scope!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)

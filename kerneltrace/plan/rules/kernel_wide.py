@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from kerneltrace.isa.classify import BARRIER, LDS_SMEM_WAIT, VMEM_LOAD, VMEM_WAIT
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, Gain, finding_id, hiding_gain, priority_for_share
+from kerneltrace.plan.findings import (
+    Finding,
+    Gain,
+    finding_id,
+    hiding_gain,
+    priority_for_share,
+    scoped_title,
+)
 
 MAXNREG_WARNING = (
     "Never force a register cap with `maxnreg`: the compiler spills MFMA operands to scratch "
@@ -36,6 +43,21 @@ def _next_level_text(occupancy: dict) -> str:
     return "Next level: " + ", ".join(parts) + "." if parts else ""
 
 
+def occupancy_gain(latency_share: float, waves: int) -> Gain:
+    """Upper bound for one more wave per SIMD: it can overlap at most 1/(N+1) of the waits."""
+    bound = latency_share / (waves + 1) * 0.5
+    return Gain(
+        low=0.0,
+        high=round(bound, 4),
+        basis=(
+            f"one more wave per SIMD ({waves}→{waves + 1}) can overlap at most 1/{waves + 1} of "
+            f"the memory-wait and barrier stall ({latency_share:.1%} of all stall cycles), halved "
+            "because the added wave shares the same memory bandwidth and LDS; 0 when the kernel "
+            "is bandwidth-bound or the next level needs spills. Overlaps the line findings"
+        ),
+    )
+
+
 def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     """Occupancy limited by VGPR/AGPR/LDS/SGPR while waits dominate: more waves would hide them."""
     occ = ctx.hotspots.get("occupancy") or {}
@@ -51,15 +73,15 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
         Finding(
             id=finding_id(f"OCC-{limiter}-limited", None),
             rule="OCC-limited",
-            title=f"Occupancy {waves} wave(s)/SIMD, limited by {limiter.upper()}",
+            title=scoped_title(
+                f"Occupancy {waves} wave(s)/SIMD, limited by {limiter.upper()}",
+                "kernel",
+                "all memory-wait and barrier stall",
+            ),
             priority="MED" if waves <= 2 else "LOW",
             stall_share=round(latency_share, 4),
-            estimated_gain=hiding_gain(
-                latency_share,
-                0.05,
-                0.3,
-                "the memory-wait and barrier stall (more waves overlap it)",
-            ),
+            estimated_gain=occupancy_gain(latency_share, waves),
+            scope="kernel",
             root_cause=(
                 f"Only {waves} wave(s) per SIMD fit because of {_SAVE[limiter]}; with "
                 f"{latency_share:.0%} of stall on memory waits and barriers there are too few other "
@@ -98,6 +120,7 @@ def barrier_dominated(ctx: PlanContext, min_share: float = 0.2) -> list[Finding]
             priority=priority_for_share(share, cap="HIGH" if location else "MED"),
             stall_share=round(share, 4),
             estimated_gain=hiding_gain(share, 0.2, 0.6, "the barrier stall"),
+            scope="kernel",
             root_cause=(
                 f"{len(barriers)} `s_barrier` instruction(s) stall: waves of a workgroup wait for the "
                 "slowest one, usually because work between barriers is unbalanced or because one "
@@ -145,6 +168,7 @@ def no_source_mapping(ctx: PlanContext, min_unmapped: float = 0.5) -> list[Findi
                 "with line info enabled. Instruction-level findings below still hold."
             ),
             schematic="FLYDSL_DEBUG_ENABLE_DEBUG_INFO=1 snakemake -c all --config cmd='python bench.py'",
+            scope="kernel",
             evidence=[],
             location=None,
             effort="low",

@@ -7,7 +7,7 @@ from kerneltrace.analysis.l2_verdicts import HIT_STREAMING as STREAMING_HIT_RATE
 from kerneltrace.analysis.l2_verdicts import PEAK_PRACTICAL as PRACTICAL_PEAK
 from kerneltrace.isa.classify import VMEM_LOAD, VMEM_WAIT
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, Gain, hiding_gain
+from kerneltrace.plan.findings import Finding, Gain, hiding_gain, scoped_title
 
 VMEM_BOUND_SHARE = 0.4  # entry condition: most stall on vector loads and their waits
 # Wider than the L2 verdicts' (0.9, 1.1): the plan still calls a 1.2x over-fetch "clean".
@@ -142,8 +142,9 @@ def _finding(
     return Finding(
         id=rule,
         rule=rule,
-        title=title,
+        title=scoped_title(title, "kernel", "all vector-memory load and wait stall"),
         priority=priority,
+        scope="kernel",
         estimated_gain=gain,
         root_cause=root,
         fix=fix,

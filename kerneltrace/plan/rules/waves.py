@@ -17,6 +17,7 @@ from kerneltrace.plan.findings import (
     finding_id,
     hiding_gain,
     priority_for_share,
+    scoped_title,
     short_location,
 )
 
@@ -205,6 +206,16 @@ def _loop_stall(ctx: PlanContext, loop: dict) -> tuple[int, int, list[dict]]:
     return stall, waits, sorted(inside, key=lambda ins: -(ins.get("stall_cycles") or 0))
 
 
+def _umbrella_gain(share: float, low: float, high: float, what: str) -> Gain:
+    """A loop-wide gain: the line findings inside the loop claim the same cycles."""
+    gain = hiding_gain(share, low, high, what)
+    return Gain(
+        gain.low,
+        gain.high,
+        gain.basis + "; overlaps the line findings inside the loop, so do not add it to theirs",
+    )
+
+
 def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
     """W2: the hottest MFMA loop keeps its matrix pipe busy < 50 % while waits dominate (or ≥ 80 %)."""
     loop = next(
@@ -248,10 +259,17 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
             Finding(
                 id="W2-hot-loop-mfma-underused",
                 rule="W2-hot-loop-mfma-underused",
-                title=f"MFMA busy only {busy:.0%} of the hot loop: other work holds the pipe idle",
+                title=scoped_title(
+                    f"MFMA busy only {busy:.0%} of the hot loop: other work holds the pipe idle",
+                    "loop",
+                    "all stall inside the loop",
+                ),
                 priority=priority_for_share(share, cap="MED"),
                 stall_share=round(share, 4),
-                estimated_gain=hiding_gain(share, 0.1, 0.4, "the loop's non-wait stall"),
+                estimated_gain=_umbrella_gain(
+                    ctx.share(stall - wait_stall), 0.1, 0.4, "the loop's non-wait stall"
+                ),
+                scope="loop",
                 root_cause=facts
                 + f". The loop's {stall:,} stall cycles are mostly not memory waits ({mix}): "
                 "non-matrix work and its dependencies sit between the MFMAs. This overlaps the "
@@ -267,7 +285,7 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
             )
         ]
     if busy < LOW_MFMA_BUSY:
-        gain = hiding_gain(share, 0.3, 0.7, "the loop's stall")
+        gain = _umbrella_gain(ctx.share(wait_stall), 0.1, 0.3, "the loop's `s_waitcnt` stall")
         gain = Gain(
             gain.low,
             gain.high,
@@ -278,8 +296,13 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
             Finding(
                 id="W2-hot-loop-mfma-underused",
                 rule="W2-hot-loop-mfma-underused",
-                title=f"MFMA busy only {busy:.0%} of the hot loop: waits hold "
-                f"{wait_fraction:.0%} of its stall",
+                title=scoped_title(
+                    f"MFMA busy only {busy:.0%} of the hot loop: waits hold "
+                    f"{wait_fraction:.0%} of its stall",
+                    "loop",
+                    "all stall inside the loop",
+                ),
+                scope="loop",
                 # kernel-wide umbrella: the line findings that make it up rank first
                 priority=priority_for_share(share, cap="MED"),
                 stall_share=round(share, 4),
@@ -309,7 +332,12 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
             Finding(
                 id="W2-hot-loop-mfma-bound",
                 rule="W2-hot-loop-mfma-bound",
-                title=f"MFMA pipe busy {busy:.0%} of the hot loop: compute-bound there",
+                title=scoped_title(
+                    f"MFMA pipe busy {busy:.0%} of the hot loop: compute-bound there",
+                    "loop",
+                    "all stall inside the loop",
+                ),
+                scope="loop",
                 priority="LOW",
                 stall_share=round(share, 4),
                 estimated_gain=None,
@@ -350,6 +378,7 @@ def wave_tail(ctx: PlanContext) -> list[Finding]:
             priority="MED" if tail_share >= 0.5 else "LOW",
             stall_share=0.0,
             estimated_gain=None,
+            scope="kernel",
             root_cause=(
                 f"On the traced CU, {waves['waves']} waves run {median:,.0f} cycles at the median "
                 f"but up to {longest:,.0f} (p90 {duration.get('p90') or 0:,.0f}); the last ends "
