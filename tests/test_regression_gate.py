@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,8 @@ def baseline(tmp_path_factory) -> Path:
     proc = snakemake(root / "base", dir=str(root / "cap_before"), run="demo")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (root / "base" / "reports" / "demo" / "summary.json").is_file()
+    # A baseline is the reports/ folder alone: the earlier run's results/ is gone.
+    shutil.rmtree(root / "base" / "results")
     return root
 
 
@@ -63,7 +66,11 @@ def test_planted_regression_fails_the_gate_and_keeps_the_report(baseline):
     comparison = entry["comparison"]
     # Every wave pays the planted stall once: +3000 cycles per wave on the wait's line.
     assert comparison["totals"]["stall_cycles"]["delta_per_wave"] == pytest.approx(3000, rel=0.01)
+    # Line and instruction deltas come from reports/demo/hotspots/ of the baseline folder.
     assert comparison["lines"]["items"][0]["location"].endswith(":8")
+    top = comparison["instructions"]["items"][0]
+    assert top["asm_after"].startswith("s_waitcnt vmcnt") and top["source_after"].endswith(":8")
+    assert top["delta_per_wave"] == pytest.approx(3000, rel=0.01)
     markdown = (report_dir / "regression.md").read_text()
     assert "regressed" in markdown
     assert not (root / "new" / "results" / "demo" / "regression.passed").exists()

@@ -19,8 +19,8 @@ def baseline_summary(baseline: Path, run: str) -> Path | None:
     if baseline.resolve() == Path("reports").resolve():
         # The gate would compare the run with itself (its summary is rewritten by this run).
         raise InputError("baseline is this working directory's own reports/ folder",
-                         str(baseline), "copy the earlier reports/ (and results/*/hotspots) "
-                         "elsewhere, e.g. baseline/, and point 'baseline' there")
+                         str(baseline), "copy the earlier reports/ elsewhere, e.g. baseline/, "
+                         "and point 'baseline' there")
     for candidate in (baseline / run / "summary.json", baseline / "summary.json"):
         if candidate.is_file():
             return candidate

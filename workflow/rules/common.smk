@@ -93,6 +93,24 @@ def dispatch_row(run, dispatch):
     raise WorkflowError(f"dispatch {dispatch} not in results/{run}/dispatches.tsv")
 
 
+def kept_documents(wildcards):
+    """reports/{run}/hotspots/*.json and reports/{run}/l2/*.json (copies of the stage documents)."""
+    run = wildcards.run
+    kept = [f"reports/{run}/hotspots/{row['id']}.json" for row in dispatch_rows(run)]
+    for provider in PLAN_L2_INPUTS:
+        kept += [
+            os.path.join("reports", run, "l2", os.path.basename(path))
+            for path in provider(run)
+        ]
+    return kept
+
+
+def copy_atomically(source, target):
+    from kerneltrace.atomic import write_bytes
+
+    write_bytes(Path(target), Path(source).read_bytes())
+
+
 def all_targets(wildcards):
     targets = []
     for run in RUNS:

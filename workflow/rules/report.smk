@@ -6,6 +6,8 @@ rule plan:
         dispatches="results/{run}/dispatches.tsv",
         hotspots=plan_hotspots,
         l2=plan_l2,
+        # copies kept beside the plan so reports/{run}/ alone is a complete baseline
+        kept=kept_documents,
         renderer=os.path.join(SCRIPTS, "render_plan.py"),
     output:
         md=report(
@@ -45,3 +47,29 @@ rule plan:
     shell:
         "{params.python:q} {input.renderer:q} --hotspots {input.hotspots:q} --l2 {input.l2:q}"
         " --out-dir {params.out_dir:q} --run {wildcards.run:q} --charts > {log:q} 2>&1"
+
+
+# reports/{run}/ is self-contained for later comparisons (baseline, compare.py): it keeps the
+# per-dispatch hotspot JSONs (line/instruction data) and the L2 documents beside summary.json.
+rule keep_hotspots:
+    input:
+        "results/{run}/hotspots/{dispatch}.json",
+    output:
+        "reports/{run}/hotspots/{dispatch}.json",
+    log:
+        "logs/{run}/keep_hotspots/{dispatch}.log",
+    localrule: True
+    run:
+        copy_atomically(input[0], output[0])
+
+
+rule keep_l2:
+    input:
+        "results/{run}/l2/{kernel}.json",
+    output:
+        "reports/{run}/l2/{kernel}.json",
+    log:
+        "logs/{run}/keep_l2/{kernel}.log",
+    localrule: True
+    run:
+        copy_atomically(input[0], output[0])
