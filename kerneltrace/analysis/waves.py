@@ -42,9 +42,9 @@ HOT_WAITS = 10  # waits reported, by stall
 HOT_LOOPS = 5
 EXTREME_WAVES = 3  # longest / shortest waves listed
 SERIES_POINTS = 64  # occupancy series length (for charts)
-PENDING_LIMIT = 1 << 20  # attribution entries buffered before folding (bounds memory)
+PENDING_LIMIT = 1 << 18  # attribution entries buffered before folding (bounds memory)
 GROUP_WAVES = 512  # waves accumulated per numpy pass
-GROUP_INSTRUCTIONS = 1 << 18  # … or instructions (bounds memory: ~10 MB of tuples)
+GROUP_INSTRUCTIONS = 1 << 16  # … or instructions (bounds memory: a few MB of temporaries)
 STATE_KEYS = ("idle", "exec", "wait", "stall")  # timeline states 1..4
 
 
