@@ -247,8 +247,6 @@ def test_hung_pmc_job_times_out_and_other_results_are_kept(hung_pmc_run):
 
 
 @pytest.mark.e2e
-@pytest.mark.xfail(strict=True, reason="known pipeline bug (reported): on a re-run after a failed pmc_capture, "
-                   "`rule all` schedules l2_analysis with input <TBD> and never the missing pmc_capture")
 def test_rerun_after_pmc_hang_captures_only_the_hung_job(hung_pmc_run):
     env, pmc = hung_pmc_run["env"], hung_pmc_run["pmc"]
     planned, kept = _jobs(pmc)

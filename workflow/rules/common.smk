@@ -285,6 +285,11 @@ def pmc_l2_files(run):
         return []
     if run_spec(run).mode == "cmd":
         kernels = selected_kernels(run)
+        # Resolve the pmc_plan checkpoints in the plan's own input function: Snakemake re-evaluates
+        # only direct dependents of a checkpoint, so on a re-run l2_analysis would keep unresolved
+        # (<TBD>) inputs and a missing pmc_capture would never be scheduled.
+        for kernel in kernels:
+            pmc_job_ids(run, kernel)
     else:
         kernels = sorted(pmc_dir_kernels(run))
     return [f"results/{run}/l2/{kernel}.json" for kernel in kernels]
