@@ -41,7 +41,8 @@ def dumps(obj: object) -> str:
     return json.dumps(obj, separators=(",", ":"), sort_keys=True)
 
 
-def _instruction_size(asm: str) -> int:
+def instruction_size(asm: str) -> int:
+    """Encoding size in bytes (the step between consecutive Vaddr values)."""
     category = decoder_category(asm)
     if category in (CAT_SMEM, CAT_VMEM, CAT_FLAT, CAT_LDS):
         return 8
@@ -58,7 +59,7 @@ def vaddrs(spec: KernelSpec) -> list[int]:
     out, address = [], spec.base_vaddr
     for ins in spec.instructions:
         out.append(address)
-        address += _instruction_size(ins.asm)
+        address += instruction_size(ins.asm)
     return out
 
 

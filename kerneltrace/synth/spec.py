@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 
 SUPPORTED_ARCHES = ("gfx90a", "gfx942", "gfx950")
 
@@ -107,6 +109,25 @@ def _mfma_cycles(mnemonic: str) -> int:
 
     info = mfma_info(mnemonic)
     return info.cycles if info else 32
+
+
+def with_branch_immediates(instructions: Sequence[SynthInstruction],
+                            targets: Mapping[int, int]) -> tuple[SynthInstruction, ...]:
+    """Append the SOPP immediate to each branch ``at`` so that it lands on instruction ``targets[at]``.
+
+    The immediate is the signed dword offset from the instruction after the branch
+    (target = pc + 4 + 4 × signed16(imm), kerneltrace/analysis/loops.py), computed from the same
+    encoding sizes that give the code.json Vaddr column, and printed unsigned as the decoder does.
+    """
+    # lazy: documents imports this module (it owns the encoding sizes behind Vaddr)
+    from kerneltrace.synth.documents import instruction_size
+
+    offsets = list(accumulate((instruction_size(ins.asm) for ins in instructions), initial=0))
+    out = list(instructions)
+    for at, to in targets.items():
+        dwords = (offsets[to] - offsets[at] - 4) // 4
+        out[at] = replace(out[at], asm=f"{out[at].asm} {dwords & 0xFFFF}")
+    return tuple(out)
 
 
 def _check_arch(arch: str) -> None:
@@ -235,11 +256,11 @@ def demo_gemm(arch: str = "gfx942", *, iterations: int = 8, waves_per_slot: int 
         SynthInstruction("v_mul_f32_e32 v32, s21, v32", L["scale_mul"], stall_cycles=8),
         SynthInstruction("s_add_u32 s20, s20, 1", L["loop"]),
         SynthInstruction("s_cmp_lt_u32 s20, s14", L["loop"]),
-        SynthInstruction("s_cbranch_scc1 65509", L["loop"]),
+        SynthInstruction("s_cbranch_scc1", L["loop"]),  # back edge, immediate resolved below
     ]
     epilogue = [
         SynthInstruction("s_cmp_eq_u32 s15, 0", L["tail_if"]),
-        SynthInstruction("s_cbranch_scc1 3", L["tail_if"]),
+        SynthInstruction("s_cbranch_scc1", L["tail_if"]),  # skips the tail, resolved below
         SynthInstruction("v_add_f32_e32 v32, v32, v33", L["tail_fix"], executed=False),
         SynthInstruction("v_add_f32_e32 v34, v34, v35", L["tail_fix"], executed=False),
         SynthInstruction("v_accvgpr_read_b32 v36, a31", L["tail_fix"], executed=False),
@@ -250,8 +271,13 @@ def demo_gemm(arch: str = "gfx942", *, iterations: int = 8, waves_per_slot: int 
         SynthInstruction("s_waitcnt vmcnt(0)", dec),
         SynthInstruction("s_endpgm", dec, issue_cycles=20),
     ]
-    instructions = tuple(prologue + loop_body + epilogue)
+    body = prologue + loop_body + epilogue
     first = len(prologue)
+    latch = first + len(loop_body) - 1
+    tail_branch = latch + 2
+    # the tail branch lands on the first instruction after the never-executed tail block
+    after_tail = next(i for i in range(tail_branch + 1, len(body)) if body[i].executed)
+    instructions = with_branch_immediates(body, {latch: first, tail_branch: after_tail})
     total_vgprs = 64 + 32
     return KernelSpec(
         name="demo_gemm_kernel_0",
@@ -298,7 +324,7 @@ def demo_vec_add(arch: str = "gfx942", *, seed: int = 0) -> KernelSpec:
         SynthInstruction("v_mad_u32_u24 v0, s6, s2, v0", 6),
         SynthInstruction("v_cmp_gt_i32_e32 vcc, s12, v0", 7),
         SynthInstruction("s_and_saveexec_b64 s[0:1], vcc", 7),
-        SynthInstruction("s_cbranch_execz 12", 7),
+        SynthInstruction("s_cbranch_execz", 7),  # no active lane: jump to s_endpgm (resolved below)
         SynthInstruction("v_lshlrev_b32_e32 v1, 2, v0", 8),
         SynthInstruction("global_load_dword v2, v1, s[8:9]", 8, latency_cycles=900),
         SynthInstruction("global_load_dword v3, v1, s[10:11]", 8, stall_cycles=8, latency_cycles=900),
@@ -308,6 +334,9 @@ def demo_vec_add(arch: str = "gfx942", *, seed: int = 0) -> KernelSpec:
         SynthInstruction("s_endpgm", 10, issue_cycles=20),
         SynthInstruction("s_code_end", None, executed=False),
     )
+    branch = next(i for i, x in enumerate(ins) if x.asm.startswith("s_cbranch"))
+    endpgm = next(i for i, x in enumerate(ins) if x.asm == "s_endpgm")
+    ins = with_branch_immediates(ins, {branch: endpgm})
     return KernelSpec(
         name="_Z13vec_add_floatPKfS0_Pfi",
         demangled="vec_add_float(float const*, float const*, float*, int)",
