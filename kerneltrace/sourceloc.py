@@ -31,13 +31,11 @@ def split_location(location: str) -> tuple[str, int | None]:
 def short_location(location: str | None) -> str:
     """`file.py:123` from `/abs/path/file.py:123` (finding ids stay short and path-independent).
 
-    Of an inline chain the LAST frame (the kernel-level call site) is used; locations taken from
-    hotspot source lines are single frames already.
+    Of an inline chain the innermost frame is used, as everywhere else: the line the instruction
+    is on, the one hotspot source_lines aggregate by (so ids and titles name that same line).
     """
     if not location:
         return "unmapped"
-    outermost = location.split(INLINE_SEPARATOR)[-1]
-    path, sep, line = outermost.rpartition(":")
-    if not sep or not line.isdigit():
-        return PurePosixPath(outermost).name or outermost
-    return f"{PurePosixPath(path).name}:{line}"
+    path, line = split_location(location)
+    name = PurePosixPath(path).name or path
+    return name if line is None else f"{name}:{line}"
