@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from kerneltrace.analysis.l2_verdicts import FRAC32_CLEAN as CLEAN_FRAC32
 from kerneltrace.analysis.l2_verdicts import HIT_STREAMING as STREAMING_HIT_RATE
+from kerneltrace.analysis.l2_verdicts import OVERFETCH_CLEAN as CLEAN_OVERFETCH
+from kerneltrace.analysis.l2_verdicts import OVERFETCH_HIGH as HIGH_OVERFETCH
 from kerneltrace.analysis.l2_verdicts import PEAK_PRACTICAL as PRACTICAL_PEAK
 from kerneltrace.isa.classify import VMEM_LOAD, VMEM_WAIT
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, hiding_gain, scoped_title
 
 VMEM_BOUND_SHARE = 0.4  # entry condition: most stall on vector loads and their waits
-# Wider than the L2 verdicts' (0.9, 1.1): the plan still calls a 1.2x over-fetch "clean".
-CLEAN_OVERFETCH = (0.9, 1.2)
 
 
 def _same_kernel(a: str | None, b: str | None) -> bool:
@@ -77,7 +77,7 @@ def memory_verdict(ctx: PlanContext) -> list[Finding]:
                 common,
             )
         ]
-    if overfetch is not None and overfetch > 1.5:
+    if overfetch is not None and overfetch > HIGH_OVERFETCH:
         return [
             _finding(
                 "MEM-overfetch",
