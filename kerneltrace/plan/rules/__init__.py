@@ -6,21 +6,17 @@ from collections.abc import Callable
 
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, dedupe_ids, sort_findings
-from kerneltrace.plan.rules.hotspot_patterns import (
-    entry_line_artifact,
-    lds_read_before_mfma,
-    loads_in_mfma_loop,
-    scale_load_late,
-    vmem_queue_burst,
-)
+from kerneltrace.plan.rules.entry_line import entry_line_artifact
 from kerneltrace.plan.rules.kernel_wide import (
     barrier_dominated,
     no_source_mapping,
     occupancy_limited,
 )
+from kerneltrace.plan.rules.lds_scalar_patterns import lds_read_before_mfma, scale_load_late
 from kerneltrace.plan.rules.line_hotspot import top_line_hotspots
 from kerneltrace.plan.rules.memory import memory_verdict
 from kerneltrace.plan.rules.mfma_chain import mfma_dependency_chain
+from kerneltrace.plan.rules.vmem_patterns import loads_in_mfma_loop, vmem_queue_burst
 from kerneltrace.plan.rules.waves import sharpen_with_waves, waves_evidence
 
 Rule = Callable[[PlanContext], list[Finding]]

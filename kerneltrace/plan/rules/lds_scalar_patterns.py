@@ -1,0 +1,165 @@
+"""Hotspot patterns on LDS and small loads: P3 LDS read right before its MFMA, P4 late scale load."""
+
+from __future__ import annotations
+
+from kerneltrace.isa.classify import LDS, SMEM, VMEM_LOAD, VMEM_STORE
+from kerneltrace.plan.context import PlanContext, operands, reads, registers
+from kerneltrace.plan.findings import Finding, finding_id, hiding_gain, priority_for_share
+from kerneltrace.plan.rules._util import is_lds_read, is_mfma, is_small_load, stalled, total_stall
+from kerneltrace.plan.rules.drain import (
+    LDS_LATENCY_CYCLES,
+    LGKM_COUNTERS,
+    MIN_SHARE,
+    Drain,
+    charged_note,
+    exposed_wait_stall,
+    first_draining_wait,
+    unique_by_index,
+    walk_limit,
+)
+
+
+def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Finding]:
+    """P3: `ds_read` → its draining `s_waitcnt lgkmcnt` → the MFMA consuming it, with too little
+    matrix work between read and wait to cover LDS latency (cyclic inside loop bodies)."""
+    per_line: dict[str, list[tuple[dict, Drain, dict]]] = {}
+    for read in filter(is_lds_read, ctx.program_order):
+        line = ctx.line_of.get(read["index"])
+        if not line or line.get("artifact"):
+            continue
+        drain = first_draining_wait(
+            ctx,
+            read,
+            LGKM_COUNTERS,
+            lambda ins: ins.get("type") in (LDS, SMEM),
+            walk_limit(ctx, read["index"], 16),
+        )
+        if (
+            drain is None
+            or not stalled(drain.wait)
+            or drain.unknown_mfma
+            or drain.mfma_cycles >= LDS_LATENCY_CYCLES
+        ):
+            continue
+        ops = operands(read["asm"])
+        written = registers(ops[0]) if ops else set()
+        consumer = next(
+            (
+                ins
+                for ins in drain.after[:max_consumer_gap]
+                if is_mfma(ins) and written & reads(ins["asm"])
+            ),
+            None,
+        )
+        if consumer is not None:
+            per_line.setdefault(line["location"], []).append((read, drain, consumer))
+    findings = []
+    for location, triples in per_line.items():
+        reads_here = {read["index"] for read, _, _ in triples}
+        exposed: dict[int, int] = {}
+        for _, drain, _ in triples:
+            cycles = exposed_wait_stall(ctx, drain, reads_here, (VMEM_LOAD, VMEM_STORE))
+            exposed[drain.wait["index"]] = max(exposed.get(drain.wait["index"], 0), cycles)
+        triples = [t for t in triples if exposed[t[1].wait["index"]] > 0]
+        waits = unique_by_index([drain.wait for _, drain, _ in triples])
+        share = ctx.share(sum(exposed[w["index"]] for w in waits))
+        if not triples or share < MIN_SHARE:
+            continue
+        evidence = []
+        for read, drain, consumer in triples[:4]:
+            evidence += [
+                ctx.evidence(read, "LDS read"),
+                ctx.evidence(
+                    drain.wait,
+                    f"first lgkmcnt wait draining it: {drain.mfmas} MFMA(s), "
+                    f"{drain.mfma_cycles} pass cycles after the read"
+                    + (" (next iteration)" if drain.wrapped else "")
+                    + charged_note(drain, exposed),
+                ),
+                ctx.evidence(consumer, "MFMA consuming the read"),
+            ]
+        most = max(drain.mfma_cycles for _, drain, _ in triples)
+        findings.append(
+            Finding(
+                id=finding_id("P3-lds-read-before-mfma", location),
+                rule="P3-lds-read-before-mfma",
+                title=f"LDS reads wait right before their MFMA consumer at {location}",
+                priority=priority_for_share(share),
+                stall_share=round(share, 4),
+                estimated_gain=hiding_gain(share, 0.4, 0.8, "the lgkmcnt waits"),
+                root_cause=(
+                    f"{len(waits)} `s_waitcnt lgkmcnt` wait(s) sit between an LDS read and the MFMA "
+                    f"that consumes it, with at most {most} MFMA pass cycles between read and wait "
+                    f"(an LDS read takes ~64–{LDS_LATENCY_CYCLES}+ cycles, heuristic); every read's "
+                    "latency is exposed."
+                ),
+                fix=(
+                    "Split the loop body: issue every LDS read of the block first, then run the "
+                    "MFMAs, so later reads are in flight while earlier MFMAs execute."
+                ),
+                schematic="for k: a[k] = ds_read(...)   # all reads first\nwait(lgkmcnt)\nfor k: mfma(a[k], b[k], acc)",
+                evidence=evidence,
+                location=location,
+                effort="low",
+            )
+        )
+    return findings
+
+
+def scale_load_late(ctx: PlanContext, max_distance: int = 8) -> list[Finding]:
+    """P4: a small (scale/metadata) load issued only a few instructions before its first use."""
+    per_line: dict[str, list[tuple[dict, dict, int]]] = {}
+    for load in ctx.program_order:
+        if not is_small_load(load):
+            continue
+        use = ctx.distance_to_use(load["index"], window=max_distance + 1)
+        if use is None:
+            continue
+        distance, consumer = use
+        _, between = ctx.neighbours(load["index"], 0, distance + 1)
+        waits = [
+            ins
+            for ins in between
+            if ins.get("type") in ("VMEM-wait", "LDS/SMEM-wait") and stalled(ins)
+        ]
+        if not waits:
+            continue
+        line = ctx.line_of.get(load["index"])
+        if line and not line.get("artifact"):
+            per_line.setdefault(line["location"], []).append((load, waits[0], distance))
+    findings = []
+    for location, items in per_line.items():
+        waits = unique_by_index([wait for _, wait, _ in items])
+        share = ctx.share(total_stall(waits))
+        if share < MIN_SHARE:
+            continue
+        closest = min(distance for _, _, distance in items)
+        evidence = []
+        for load, wait, distance in items[:4]:
+            evidence += [
+                ctx.evidence(load, f"small load, first use {distance} instruction(s) later"),
+                ctx.evidence(wait, "wait before the use"),
+            ]
+        findings.append(
+            Finding(
+                id=finding_id("P4-scale-load-late", location),
+                rule="P4-scale-load-late",
+                title=f"Scale/metadata load issued too close to its use at {location}",
+                priority=priority_for_share(share),
+                stall_share=round(share, 4),
+                estimated_gain=hiding_gain(share, 0.5, 0.9, "the waits in front of the use"),
+                root_cause=(
+                    f"{len(items)} small load(s) are consumed only {closest} instruction(s) after issue; "
+                    "the wait before the use exposes the full memory latency."
+                ),
+                fix=(
+                    "Hoist the scale/metadata loads to the start of the block, ahead of the bulk "
+                    "loads, to maximise the distance between issue and use."
+                ),
+                schematic="scale = load(scale_ptr)   # first, before bulk loads\nA = load(...); B = load(...)\n... use(scale) late",
+                evidence=evidence,
+                location=location,
+                effort="low",
+            )
+        )
+    return findings
