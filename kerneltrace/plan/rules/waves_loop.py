@@ -1,0 +1,180 @@
+"""Wave rule W2: how busy the hottest MFMA loop keeps the matrix pipe, and what idles it."""
+
+from __future__ import annotations
+
+from kerneltrace.isa import classify as isa
+from kerneltrace.plan.context import PlanContext
+from kerneltrace.plan.findings import (
+    Finding,
+    Gain,
+    hiding_gain,
+    priority_for_share,
+    scoped_title,
+    short_location,
+)
+from kerneltrace.plan.rules.waves_refs import wave_loops
+
+LOW_MFMA_BUSY = 0.5  # below this the matrix pipe idles half of the loop's time
+SATURATED_MFMA_BUSY = 0.8
+MIN_LOOP_SHARE = 0.25  # the loop must hold at least a quarter of the waves' time
+WAIT_TYPES = (isa.VMEM_WAIT, isa.LDS_SMEM_WAIT, isa.EXP_WAIT)
+
+
+def _loop_stall(ctx: PlanContext, loop: dict) -> tuple[int, int, list[dict]]:
+    """(stall cycles inside the loop rows, of which waits, the loop's instructions by stall)."""
+    inside = [
+        ins
+        for index, ins in ctx.instructions.items()
+        if loop["first_index"] <= index <= loop["last_index"]
+    ]
+    stall = sum(ins.get("stall_cycles") or 0 for ins in inside)
+    waits = sum(ins.get("stall_cycles") or 0 for ins in inside if ins.get("type") in WAIT_TYPES)
+    return stall, waits, sorted(inside, key=lambda ins: -(ins.get("stall_cycles") or 0))
+
+
+def _umbrella_gain(share: float, low: float, high: float, what: str) -> Gain:
+    """A loop-wide gain: the line findings inside the loop claim the same cycles."""
+    gain = hiding_gain(share, low, high, what)
+    return Gain(
+        gain.low,
+        gain.high,
+        gain.basis + "; overlaps the line findings inside the loop, so do not add it to theirs",
+    )
+
+
+def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
+    """W2: the hottest MFMA loop keeps its matrix pipe busy < 50 % while waits dominate (or ≥ 80 %)."""
+    loop = next(
+        (
+            loop
+            for loop in wave_loops(ctx)
+            if isinstance(loop.get("mfma_busy_fraction"), int | float)
+            and (loop.get("mfma_pass_cycles") or 0) > 0
+        ),
+        None,
+    )
+    if loop is None or ((loop.get("split") or {}).get("loop_share") or 0) < MIN_LOOP_SHARE:
+        return []
+    busy = loop["mfma_busy_fraction"]
+    stall, wait_stall, ranked = _loop_stall(ctx, loop)
+    share = ctx.share(stall)
+    loop_share = loop["split"]["loop_share"]
+    facts = (
+        f"The loop at rows {loop['first_index']}–{loop['last_index']} (starts at "
+        f"{short_location(loop.get('first_source'))}) runs {loop['iterations']:,} iterations "
+        f"({loop['iterations_per_wave']:g} per wave over {loop['waves']} waves) at "
+        f"{loop['cycles_per_iteration']:,.0f} cycles/iteration and holds {loop_share:.0%} of the "
+        f"waves' time; its MFMAs keep the SIMD's matrix pipe busy {busy:.0%} of the time a wave is "
+        f"in it ({loop['mfma_pass_cycles']:,} MFMA pass cycles)"
+    )
+    wait_fraction = wait_stall / stall if stall else 0.0
+    evidence = [
+        ctx.evidence(ins, "stall inside the loop")
+        for ins in ranked[:5]
+        if (ins.get("stall_cycles") or 0) > 0
+    ]
+    if busy < LOW_MFMA_BUSY and wait_fraction < 0.5:
+        by_type: dict[str, int] = {}
+        for ins in ranked:
+            by_type[ins.get("type") or isa.OTHER] = by_type.get(ins.get("type") or isa.OTHER, 0) + (
+                ins.get("stall_cycles") or 0
+            )
+        top = sorted(by_type.items(), key=lambda item: -item[1])[:3]
+        mix = ", ".join(f"{kind} {cycles / stall:.0%}" for kind, cycles in top if stall and cycles)
+        return [
+            Finding(
+                id="W2-hot-loop-mfma-underused",
+                rule="W2-hot-loop-mfma-underused",
+                title=scoped_title(
+                    f"MFMA busy only {busy:.0%} of the hot loop: other work holds the pipe idle",
+                    "loop",
+                    "all stall inside the loop",
+                ),
+                priority=priority_for_share(share, cap="MED"),
+                stall_share=round(share, 4),
+                estimated_gain=_umbrella_gain(
+                    ctx.share(stall - wait_stall), 0.1, 0.4, "the loop's non-wait stall"
+                ),
+                scope="loop",
+                root_cause=facts
+                + f". The loop's {stall:,} stall cycles are mostly not memory waits ({mix}): "
+                "non-matrix work and its dependencies sit between the MFMAs. This overlaps the "
+                "line findings inside the loop.",
+                fix=(
+                    "Overlap the non-MFMA work with matrix work: interleave independent VALU/"
+                    "transcendental work of tile k with the MFMAs of tile k+1 (or ping-pong two "
+                    "waves per SIMD), and fix the line findings inside the loop first."
+                ),
+                evidence=evidence,
+                location=None,
+                effort="high",
+            )
+        ]
+    if busy < LOW_MFMA_BUSY:
+        gain = _umbrella_gain(ctx.share(wait_stall), 0.1, 0.3, "the loop's `s_waitcnt` stall")
+        gain = Gain(
+            gain.low,
+            gain.high,
+            gain.basis + f"; the MFMA pipe bounds it: the loop cannot run faster than its MFMA "
+            f"work, {busy:.0%} of its time now",
+        )
+        return [
+            Finding(
+                id="W2-hot-loop-mfma-underused",
+                rule="W2-hot-loop-mfma-underused",
+                title=scoped_title(
+                    f"MFMA busy only {busy:.0%} of the hot loop: waits hold "
+                    f"{wait_fraction:.0%} of its stall",
+                    "loop",
+                    "all stall inside the loop",
+                ),
+                scope="loop",
+                # kernel-wide umbrella: the line findings that make it up rank first
+                priority=priority_for_share(share, cap="MED"),
+                stall_share=round(share, 4),
+                estimated_gain=gain,
+                root_cause=facts
+                + f". {wait_stall:,} of the loop's {stall:,} stall cycles are `s_waitcnt` waits: "
+                "the matrix pipe idles while loads return. This overlaps the line findings inside "
+                "the loop.",
+                fix=(
+                    "Deepen the software pipeline: load tile k+1 (or k+2) into registers/LDS while "
+                    "the MFMAs of tile k run, interleave the loads and LDS reads between MFMAs "
+                    "instead of bunching them, and wait only right before the consumer; if "
+                    "occupancy allows, more waves per SIMD overlap one wave's waits with another's "
+                    "MFMAs."
+                ),
+                schematic=(
+                    "prefetch(tile[0]); prefetch(tile[1])\n"
+                    "for k: wait(tile[k]); mfma(tile[k]) interleaved with prefetch(tile[k+2])"
+                ),
+                evidence=evidence,
+                location=None,
+                effort="high",
+            )
+        ]
+    if busy >= SATURATED_MFMA_BUSY:
+        return [
+            Finding(
+                id="W2-hot-loop-mfma-bound",
+                rule="W2-hot-loop-mfma-bound",
+                title=scoped_title(
+                    f"MFMA pipe busy {busy:.0%} of the hot loop: compute-bound there",
+                    "loop",
+                    "all stall inside the loop",
+                ),
+                scope="loop",
+                priority="LOW",
+                stall_share=round(share, 4),
+                estimated_gain=None,
+                root_cause=facts + ": memory latency is already hidden behind matrix work.",
+                fix=(
+                    "Do not chase load latency in this loop. Speed-ups need fewer MFMA pass "
+                    "cycles (a faster MFMA variant or lower precision, less redundant compute)."
+                ),
+                evidence=evidence,
+                location=None,
+                effort="high",
+            )
+        ]
+    return []
