@@ -8,38 +8,23 @@ fast" and "not re-run" are facts, not guesses.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from pipeline_helpers import DOUBLE_DIR, calls, double_env, snakemake
 
 from kerneltrace import synth
 from kerneltrace.rocprof import jobfile
 
 REPO = Path(__file__).resolve().parents[1]
-DOUBLE_DIR = REPO / "tests" / "rocprofv3_double"
 GEMM_REGEX = jobfile.exact_name_regex(synth.demo_gemm().display_name)
 
 
 @pytest.fixture()
 def env(tmp_path) -> dict[str, str]:
-    lib = tmp_path / "decoder_lib"
-    lib.mkdir()
-    (lib / "librocprof-trace-decoder.so").write_text("")
-    version = tmp_path / "rocm_version"
-    version.write_text("7.1.1\n")
-    values = {k: v for k, v in os.environ.items() if not k.startswith(("ROCPROF_", "SNAKEMAKE_"))}
-    values.update({"PATH": f"{DOUBLE_DIR}{os.pathsep}{os.environ.get('PATH', '')}",
-                   "ROCPROF_ATT_LIBRARY_PATH": str(lib), "KERNELTRACE_ROCM_VERSION_FILE": str(version),
-                   "ROCPROF_DOUBLE_CALL_LOG": str(tmp_path / "calls.jsonl")})
-    return values
-
-
-def calls(env: dict[str, str]) -> list[list[str]]:
-    log = Path(env["ROCPROF_DOUBLE_CALL_LOG"])
-    return [json.loads(line)["argv"] for line in log.read_text().splitlines()] if log.exists() else []
+    return double_env(tmp_path, call_log=True)
 
 
 def att_job(tmp_path: Path, **settings: object) -> Path:
@@ -195,22 +180,11 @@ def test_hung_application_grandchildren_are_killed_too(tmp_path, env):
 
 # ---- a PMC job hangs: timeout, the other PMC jobs' results are kept ---------------------------
 
-def snakemake(workdir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    workdir.mkdir(parents=True, exist_ok=True)
-    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-                           "-c", "2", *args], env=env, capture_output=True, text=True, check=False)
-
-
 @pytest.fixture(scope="module")
 def hung_pmc_run(tmp_path_factory):
     """A cmd run with PMC on, whose second PMC job hangs (timeout 3 s), run with --keep-going."""
     root = tmp_path_factory.mktemp("pmc_hang")
-    lib = root / "decoder_lib"
-    lib.mkdir()
-    (lib / "librocprof-trace-decoder.so").write_text("")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROCPROF_", "SNAKEMAKE_"))}
-    env.update({"PATH": f"{DOUBLE_DIR}{os.pathsep}{os.environ.get('PATH', '')}", "ROCPROF_ATT_LIBRARY_PATH": str(lib),
-                "ROCPROF_DOUBLE_CALL_LOG": str(root / "calls.jsonl")})
+    env = double_env(root, call_log=True)
     counter = root / "pmc_runs"
     # PMC runs are the ones without the debug-info variable; the second one hangs.
     cmd = (f'if [ -z "$FLYDSL_DEBUG_ENABLE_DEBUG_INFO" ]; then n=$(( $(cat {counter} 2>/dev/null || echo 0) + 1 )); '

@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from pipeline_helpers import calls, double_env, snakemake
 
 from kerneltrace import atomic, synth
 
 REPO = Path(__file__).resolve().parents[1]
-DOUBLE_DIR = REPO / "tests" / "rocprofv3_double"
 
 
 def tree_digest(root: Path) -> dict[str, str]:
@@ -30,27 +30,6 @@ def tree_digest(root: Path) -> dict[str, str]:
         else:
             digest[key] = "dir" if path.is_dir() else "link"
     return digest
-
-
-def double_env(root: Path) -> dict[str, str]:
-    lib = root / "decoder_lib"
-    lib.mkdir(exist_ok=True)
-    (lib / "librocprof-trace-decoder.so").write_text("")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROCPROF_", "SNAKEMAKE_"))}
-    env.update({"PATH": f"{DOUBLE_DIR}{os.pathsep}{os.environ.get('PATH', '')}", "ROCPROF_ATT_LIBRARY_PATH": str(lib),
-                "ROCPROF_DOUBLE_CALL_LOG": str(root / "calls.jsonl")})
-    return env
-
-
-def calls(env: dict[str, str]) -> list[list[str]]:
-    log = Path(env["ROCPROF_DOUBLE_CALL_LOG"])
-    return [json.loads(line)["argv"] for line in log.read_text().splitlines()] if log.exists() else []
-
-
-def snakemake(snakefile: Path, workdir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    workdir.mkdir(parents=True, exist_ok=True)
-    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(snakefile), "-d", str(workdir), "-c", "2",
-                           *args], env=env, capture_output=True, text=True, check=False)
 
 
 # ---- atomic writes --------------------------------------------------------------------------
@@ -130,7 +109,7 @@ def interrupted(tmp_path_factory) -> dict[str, object]:
     Raw-capture snapshots, capture records and the double's calls are recorded after each run."""
     root = tmp_path_factory.mktemp("resume")
     repo = _repo_copy(root)
-    env = double_env(root)
+    env = double_env(root, call_log=True)
     analyzer = repo / "scripts" / "hotspot_analyzer.py"
     good_analyzer = analyzer.read_text()
     counter = root / "app_runs"
@@ -145,7 +124,7 @@ def interrupted(tmp_path_factory) -> dict[str, object]:
 
     def run(*extra: str) -> None:
         before = len(calls(env))
-        proc = snakemake(repo / "Snakefile", work, env, "--configfile", str(config), *extra)
+        proc = snakemake(work, env, "--configfile", str(config), *extra, snakefile=repo / "Snakefile")
         states.append({
             "proc": proc,
             "calls": calls(env)[before:],
@@ -221,7 +200,7 @@ def test_dir_run_writes_nothing_under_the_input_folder(tmp_path, input_folder):
     before = tree_digest(input_folder)
     config = tmp_path / "config.yaml"
     config.write_text(json.dumps({"dir": str(input_folder), "run": "handed_over", "pmc": {"enabled": True}}))
-    result = snakemake(REPO / "Snakefile", tmp_path / "w", double_env(tmp_path), "--configfile", str(config))
+    result = snakemake(tmp_path / "w", double_env(tmp_path, call_log=True), "--configfile", str(config))
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "w" / "reports" / "handed_over" / "plan.html").is_file()
     assert tree_digest(input_folder) == before

@@ -4,39 +4,22 @@ the four uses, bad input, the SLURM profile dry run, and the rerun boundary anal
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from pipeline_helpers import double_env, snakemake
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.e2e
 
-SNAKEFILE = REPO_ROOT / "Snakefile"
-DOUBLE_DIR = REPO_ROOT / "tests" / "rocprofv3_double"
 EXAMPLE = REPO_ROOT / "examples" / "synthetic_gemm"
 
 
 @pytest.fixture()
 def env(tmp_path):
-    lib = tmp_path / "decoder_lib"
-    lib.mkdir()
-    (lib / "librocprof-trace-decoder.so").write_text("")
-    version = tmp_path / "rocm_version"
-    version.write_text("7.1.1\n")
-    values = {k: v for k, v in os.environ.items() if not k.startswith(("ROCPROF_", "SNAKEMAKE_"))}
-    values.update({"PATH": f"{DOUBLE_DIR}{os.pathsep}{os.environ.get('PATH', '')}",
-                   "ROCPROF_ATT_LIBRARY_PATH": str(lib), "KERNELTRACE_ROCM_VERSION_FILE": str(version)})
-    return values
-
-
-def snakemake(workdir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    workdir.mkdir(parents=True, exist_ok=True)
-    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "-d", str(workdir),
-                           "-c", "2", *args], env=env, capture_output=True, text=True, check=False)
+    return double_env(tmp_path)
 
 
 def tree_digest(root: Path) -> dict[str, str]:

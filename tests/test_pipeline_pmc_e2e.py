@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from pipeline_helpers import double_env, snakemake
 
 from kerneltrace.rocprof.dispatchdirs import read_manifest
 from kerneltrace.synth import counter_rows, demo_vec_add, write_att_run, write_counter_collection
@@ -20,27 +18,11 @@ from kerneltrace.synth import counter_rows, demo_vec_add, write_att_run, write_c
 pytestmark = pytest.mark.e2e
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SNAKEFILE = REPO_ROOT / "Snakefile"
-DOUBLE_DIR = REPO_ROOT / "tests" / "rocprofv3_double"
 
 
 @pytest.fixture()
 def env(tmp_path):
-    lib = tmp_path / "decoder_lib"
-    lib.mkdir()
-    (lib / "librocprof-trace-decoder.so").write_text("")
-    version = tmp_path / "rocm_version"
-    version.write_text("7.1.1\n")
-    values = {k: v for k, v in os.environ.items() if not k.startswith(("ROCPROF_", "SNAKEMAKE_"))}
-    values.update({"PATH": f"{DOUBLE_DIR}{os.pathsep}{os.environ.get('PATH', '')}",
-                   "ROCPROF_ATT_LIBRARY_PATH": str(lib), "KERNELTRACE_ROCM_VERSION_FILE": str(version)})
-    return values
-
-
-def snakemake(workdir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    workdir.mkdir(parents=True, exist_ok=True)
-    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "-d", str(workdir),
-                           "-c", "2", *args], env=env, capture_output=True, text=True, check=False)
+    return double_env(tmp_path)
 
 
 def job_blocks(stdout: str, rule: str) -> list[str]:
