@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kerneltrace import __version__
 from kerneltrace.analysis.dispatch_inputs import (
@@ -298,21 +299,10 @@ def _waves(directory: Path, table: CodeTable) -> dict:
     return analyze_waves(directory, table)
 
 
-def analyze_dispatch(
-    dispatch_dir: Path | str,
-    *,
-    arch: str | None = None,
-    kernel_trace_csv: Path | None = None,
-    agent_info_csv: Path | None = None,
-    kernel: str | None = None,
-    waves: bool = False,
-) -> dict:
-    """The kerneltrace.hotspots/1 (/2 with waves) document of one dispatch dir."""
-    return run_analysis(
-        dispatch_dir,
-        arch=arch,
-        kernel_trace_csv=kernel_trace_csv,
-        agent_info_csv=agent_info_csv,
-        kernel=kernel,
-        waves=waves,
-    ).document
+def analyze_dispatch(dispatch_dir: Path | str, **options: Any) -> dict:
+    """The kerneltrace.hotspots/1 (/2 with waves) document of one dispatch dir.
+
+    ``options`` are run_analysis's keyword options (arch, kernel_trace_csv, agent_info_csv, kernel,
+    waves); they are passed through unchanged so the two signatures cannot drift apart.
+    """
+    return run_analysis(dispatch_dir, **options).document
