@@ -18,6 +18,22 @@ def _cyc(value: float | None) -> str:
     return "-" if value is None else f"{value:,.1f}"
 
 
+def _text_change(row: Mapping[str, Any], width: int, delta: bool = False) -> str:
+    """Fixed-width 'before → after  [delta]  change' per wave, for the text report's tables."""
+    text = f"{_cyc(row['before_per_wave']):>{width}s} → {_cyc(row['after_per_wave']):>{width}s}  "
+    if delta:
+        text += f"{row['delta_per_wave']:+{width}.1f}  "
+    return text + f"{_pct(row['relative_per_wave']):>8s}"
+
+
+def _md_change(row: Mapping[str, Any], delta: bool = False) -> str:
+    """The 'before/wave | after/wave | [delta/wave |] change' cells of the Markdown tables."""
+    cells = [_cyc(row["before_per_wave"]), _cyc(row["after_per_wave"])]
+    if delta:
+        cells.append(f"{row['delta_per_wave']:+.1f}")
+    return " | ".join([*cells, _pct(row["relative_per_wave"])])
+
+
 def _threshold_text(thresholds: Mapping[str, Any]) -> str:
     parts = []
     for name, value in thresholds.items():
@@ -82,17 +98,10 @@ def _text_one(c: Mapping[str, Any]) -> list[str]:
         "totals (per wave):",
     ]
     for metric, row in c["totals"].items():
-        out.append(
-            f"  {metric:24s} {_cyc(row['before_per_wave']):>14s} → "
-            f"{_cyc(row['after_per_wave']):>14s}  {_pct(row['relative_per_wave']):>8s}"
-        )
+        out.append(f"  {metric:24s} {_text_change(row, 14)}")
     out += ["", "stall by type (per wave):"]
     for row in c["stall_by_type"][:TOP_TYPES]:
-        out.append(
-            f"  {str(row['type']):16s} {_cyc(row['before_per_wave']):>12s} → "
-            f"{_cyc(row['after_per_wave']):>12s}  {row['delta_per_wave']:+12.1f}  "
-            f"{_pct(row['relative_per_wave']):>8s}"
-        )
+        out.append(f"  {str(row['type']):16s} {_text_change(row, 12, delta=True)}")
     lines = c["lines"]
     out += ["", f"source lines ({lines['status']}):"]
     if lines.get("reason"):
@@ -168,10 +177,7 @@ def render_markdown(result: Mapping[str, Any]) -> str:
             stall = comp["totals"]["stall_cycles"] if comp else None
             out.append(
                 f"| {_md_cell(entry['key'])} | {entry['status']} | "
-                f"{entry.get('verdict') or '-'} | "
-                f"{_cyc(stall['before_per_wave']) if stall else '-'} | "
-                f"{_cyc(stall['after_per_wave']) if stall else '-'} | "
-                f"{_pct(stall['relative_per_wave']) if stall else '-'} |"
+                f"{entry.get('verdict') or '-'} | {_md_change(stall) if stall else '- | - | -'} |"
             )
         out.append("")
     for title, comparison in _sections(result):
@@ -192,21 +198,14 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
         "|---|---:|---:|---:|",
     ]
     for metric, row in c["totals"].items():
-        out.append(
-            f"| {metric} | {_cyc(row['before_per_wave'])} | "
-            f"{_cyc(row['after_per_wave'])} | {_pct(row['relative_per_wave'])} |"
-        )
+        out.append(f"| {metric} | {_md_change(row)} |")
     out += [
         "",
         "| stall type | before/wave | after/wave | delta/wave | change |",
         "|---|---:|---:|---:|---:|",
     ]
     for row in c["stall_by_type"][:TOP_TYPES]:
-        out.append(
-            f"| {_md_cell(row['type'])} | {_cyc(row['before_per_wave'])} | "
-            f"{_cyc(row['after_per_wave'])} | {row['delta_per_wave']:+.1f} | "
-            f"{_pct(row['relative_per_wave'])} |"
-        )
+        out.append(f"| {_md_cell(row['type'])} | {_md_change(row, delta=True)} |")
     lines = c["lines"]
     out += [
         "",
@@ -220,11 +219,7 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
             "|---|---|---:|---:|---:|---:|",
         ]
         for row in lines["items"][:TOP_LINES]:
-            out.append(
-                f"| `{_md_cell(row['location'])}` | {row['status']} | "
-                f"{_cyc(row['before_per_wave'])} | {_cyc(row['after_per_wave'])} | "
-                f"{row['delta_per_wave']:+.1f} | {_pct(row['relative_per_wave'])} |"
-            )
+            out.append(f"| `{_md_cell(row['location'])}` | {row['status']} | {_md_change(row, delta=True)} |")
         out.append("")
     ins = c["instructions"]
     out += [
