@@ -11,16 +11,7 @@ import os  # noqa: E402
 
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
-from kerneltrace.rocprof import capture, commands, discover  # noqa: E402
-
-
-def resolve_rocprofv3(name: str, env: dict[str, str]) -> str:
-    found = commands.which(name, env)
-    if not found:
-        raise InputError(f"rocprofv3 not found ({name!r} is not an executable on PATH)", "config rocprofv3",
-                         "install ROCm >= 7.0 or set `rocprofv3: /opt/rocm/bin/rocprofv3` in the config "
-                         "(or --config rocprofv3=PATH)")
-    return found
+from kerneltrace.rocprof import capture, capture_cli, commands, discover  # noqa: E402
 
 
 def discover_kernels(*, cmd: str | None, stats: Path | None, raw_dir: Path, rocprofv3: str,
@@ -30,7 +21,7 @@ def discover_kernels(*, cmd: str | None, stats: Path | None, raw_dir: Path, rocp
         if not cmd:
             raise InputError("no command to profile", "discover_kernels", "give --cmd or --stats")
         env = commands.child_env(os.environ, env_extra)
-        exe = resolve_rocprofv3(rocprofv3, env)
+        exe = commands.require_rocprofv3(rocprofv3, env)
         capture.run_discovery(rocprofv3=exe, app=commands.AppCommand(cmd), env=env, final_dir=raw_dir,
                               log_path=log_path, timeout=timeout)
         stats = discover.find_stats_file(raw_dir)
@@ -70,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="extra environment for the command (repeatable)")
     args = parser.parse_args(argv)
-    env_extra = dict(item.split("=", 1) for item in args.env if "=" in item)
+    env_extra = capture_cli.env_pairs(args.env)
     rows = discover_kernels(cmd=args.cmd, stats=args.stats, raw_dir=args.out_dir / "raw",
                             rocprofv3=args.rocprofv3, env_extra=env_extra, timeout=args.timeout,
                             kernel=args.kernel, top_kernels=args.top_kernels,

@@ -9,9 +9,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import argparse  # noqa: E402
 import os  # noqa: E402
 
-from kerneltrace import atomic  # noqa: E402
-from kerneltrace.errors import InputError, run_cli  # noqa: E402
-from kerneltrace.rocprof import capture, commands, jobfile  # noqa: E402
+from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.rocprof import capture, capture_cli, commands, jobfile  # noqa: E402
 
 
 def pmc_capture(*, job_path: Path, cmd: str, rocprofv3: str, env_extra: dict[str, str], timeout: float,
@@ -21,10 +20,7 @@ def pmc_capture(*, job_path: Path, cmd: str, rocprofv3: str, env_extra: dict[str
     from kerneltrace.readers.counter_csv import find_counter_csvs, read_counter_csv
 
     env = commands.child_env(os.environ, env_extra, debug_info=False)  # no line info needed for PMC
-    exe = commands.which(rocprofv3, env)
-    if not exe:
-        raise InputError(f"rocprofv3 not found ({rocprofv3!r} is not an executable on PATH)",
-                         "config rocprofv3", "set `rocprofv3: /opt/rocm/bin/rocprofv3` in the config")
+    exe = commands.require_rocprofv3(rocprofv3, env)
     jobs = jobfile.load_jobs(job_path.read_text(encoding="utf-8"), job_path.suffix)
     requested = {strip_sum(name) for job in jobs for name in job.get("pmc", [])}
     tmp = capture.fresh_tmp(capture_dir, "pmc")
@@ -48,38 +44,17 @@ def pmc_capture(*, job_path: Path, cmd: str, rocprofv3: str, env_extra: dict[str
 
 
 def main_from_snakemake(snakemake) -> None:  # noqa: ANN001 - the Snakemake object
-    from kerneltrace.rocprof.smk import run_job
-
-    def job(smk) -> None:  # noqa: ANN001
-        record = pmc_capture(job_path=Path(smk.input.job), cmd=smk.params.cmd, rocprofv3=smk.params.rocprofv3,
-                             env_extra=dict(smk.params.env), timeout=float(smk.params.timeout),
-                             capture_dir=Path(smk.params.capture_dir), log_path=Path(smk.log[0]))
-        atomic.write_json(smk.output.record, record)
-
-    run_job(snakemake, job)
+    capture_cli.run_from_snakemake(snakemake, pmc_capture)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--job", type=Path, required=True, help="job file from pmc_plan.py (one single-pass job)")
-    parser.add_argument("--cmd", required=True, help="benchmark command (one shell string, run by bash -c)")
-    parser.add_argument("--out-dir", type=Path, required=True, help="final capture folder")
-    parser.add_argument("--rocprofv3", default="rocprofv3")
-    parser.add_argument("--timeout", type=float, default=3600, help="seconds (0 = none)")
-    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--log", type=Path, help="log file (default OUT_DIR.log)")
+    capture_cli.add_common_arguments(parser, job_help="job file from pmc_plan.py (one single-pass job)",
+                                     cmd_help="benchmark command (one shell string, run by bash -c)")
     args = parser.parse_args(argv)
-    try:
-        record = pmc_capture(job_path=args.job, cmd=args.cmd, rocprofv3=args.rocprofv3,
-                             env_extra=dict(item.split("=", 1) for item in args.env if "=" in item),
-                             timeout=args.timeout, capture_dir=args.out_dir,
-                             log_path=args.log or args.out_dir.with_suffix(".log"))
-    except capture.CaptureFailed as err:
-        print(f"error: {err}", file=sys.stderr)
-        return err.exit_code or 1
-    atomic.write_json(args.out_dir.with_name(args.out_dir.name + ".capture.json"), record)
-    print(f"captured {len(record['files'])} counter file(s) into {record['capture_dir']}")
-    return 0
+    return capture_cli.run_from_args(
+        args, pmc_capture,
+        lambda record: f"captured {len(record['files'])} counter file(s) into {record['capture_dir']}")
 
 
 if "snakemake" in globals():

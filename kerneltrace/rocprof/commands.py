@@ -6,6 +6,8 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from kerneltrace.errors import InputError
+
 # Output locations are passed on the command line only; these variables would otherwise act as
 # CLI-side defaults and conflict with (or silently redirect) what we ask for (rocprof-formats §2.3).
 OUTPUT_ENV_VARS = ("ROCPROF_OUTPUT_PATH", "ROCPROF_OUTPUT_FILE_NAME")
@@ -67,3 +69,13 @@ def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
 
     path = (env or os.environ).get("PATH")
     return shutil.which(program, path=path)
+
+
+def require_rocprofv3(program: str, env: Mapping[str, str]) -> str:
+    """The rocprofv3 executable the child would run; InputError naming the config fix when absent."""
+    found = which(program, env)
+    if not found:
+        raise InputError(f"rocprofv3 not found ({program!r} is not an executable on PATH)", "config rocprofv3",
+                         "install ROCm >= 7.0 or set `rocprofv3: /opt/rocm/bin/rocprofv3` in the config "
+                         "(or --config rocprofv3=PATH)")
+    return found
