@@ -40,9 +40,9 @@ def calls(env: dict[str, str]) -> list[list[str]]:
     return [json.loads(line)["argv"] for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def snakemake(workdir: Path, env: dict[str, str], *args: str,
-              snakefile: Path = SNAKEFILE) -> subprocess.CompletedProcess[str]:
+def snakemake(workdir: Path, env: dict[str, str], *args: str, snakefile: Path = SNAKEFILE,
+              python: str = sys.executable) -> subprocess.CompletedProcess[str]:
     """Run the Snakemake CLI on ``snakefile`` with working directory ``workdir`` (created), 2 cores."""
     workdir.mkdir(parents=True, exist_ok=True)
-    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(snakefile), "-d", str(workdir),
+    return subprocess.run([python, "-m", "snakemake", "-s", str(snakefile), "-d", str(workdir),
                            "-c", "2", *args], env=env, capture_output=True, text=True, check=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,12 @@ def test_use4_no_config_analyses_bundled_example(tmp_path, env):
     plan = tmp_path / "w" / "reports" / "example"
     assert (plan / "plan.md").stat().st_size > 0 and (plan / "plan.html").stat().st_size > 0
     assert tree_digest(EXAMPLE) == before  # nothing written under the analysed folder
+    # The same interpreter under another path (python vs python3 in a venv) is no rerun trigger.
+    here = Path(sys.executable)
+    aliases = [p for p in sorted(here.parent.glob("python*")) if p != here and p.resolve() == here.resolve()]
+    assert aliases, f"no other name for {here} in {here.parent}"
+    again = snakemake(tmp_path / "w", env, "-n", python=str(aliases[0]))
+    assert again.returncode == 0 and "Nothing to be done" in output(again), output(again)
 
 
 def test_use2_dir_on_real_capture_writes_nothing_there(tmp_path, env, captures):

@@ -34,10 +34,9 @@ rule hotspots:
     conda:
         "../envs/analysis.yaml"
     params:
-        python=sys.executable,
         dispatch_dir=dispatch_param("dispatch_dir"),
         extra=hotspot_args,
         topk=config["topk"],
     shell:
-        "{params.python:q} {input.analyzer:q} {params.dispatch_dir:q} --topk {params.topk}"
+        '"$KERNELTRACE_PYTHON" {input.analyzer:q} {params.dispatch_dir:q} --topk {params.topk}'
         " {params.extra} --json {output.json:q} > {output.text:q} 2> {log:q}"

@@ -41,11 +41,10 @@ rule plan:
     conda:
         "../envs/analysis.yaml"
     params:
-        python=sys.executable,
         out_dir=plan_dir,
     # The renderer's CLI (not `script:`): it runs the same with or without Snakemake.
     shell:
-        "{params.python:q} {input.renderer:q} --hotspots {input.hotspots:q} --l2 {input.l2:q}"
+        '"$KERNELTRACE_PYTHON" {input.renderer:q} --hotspots {input.hotspots:q} --l2 {input.l2:q}'
         " --out-dir {params.out_dir:q} --run {wildcards.run:q} --charts > {log:q} 2>&1"
 
 
