@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 
 
@@ -20,6 +20,16 @@ class InputError(Exception):
         if self.fix:
             parts.append(f"fix: {self.fix}")
         return " -- ".join(parts)
+
+
+def require_all(required: Iterable[str], present: Container[str], what: str, where: str, fix: str) -> None:
+    """Raise InputError(what, where, fix) when a required name (column, view) is not present.
+
+    ``what`` names the missing ones through a ``{missing}`` placeholder (comma-separated, in order).
+    """
+    missing = [name for name in required if name not in present]
+    if missing:
+        raise InputError(what.format(missing=", ".join(missing)), where, fix)
 
 
 EXIT_BAD_INPUT = 2

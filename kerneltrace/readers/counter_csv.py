@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltrace.counters.table import strip_sum
-from kerneltrace.errors import InputError
+from kerneltrace.errors import InputError, require_all
 
 REQUIRED_COLUMNS = ("Dispatch_Id", "Kernel_Name", "Counter_Name", "Counter_Value")
 
@@ -89,13 +89,8 @@ def read_counter_csv(path: Path) -> CounterRun:
         rows = list(reader)
     except csv.Error as err:
         raise InputError(f"malformed CSV: {err}", str(path), "re-export the file from rocprofv3") from None
-    missing = [col for col in REQUIRED_COLUMNS if col not in header]
-    if missing:
-        raise InputError(
-            f"not a rocprofv3 counter_collection.csv (missing columns {', '.join(missing)})",
-            str(path),
-            "pass *_counter_collection.csv files, a rocprof-compute workload dir or a rocpd .db",
-        )
+    require_all(REQUIRED_COLUMNS, header, "not a rocprofv3 counter_collection.csv (missing columns {missing})",
+                str(path), "pass *_counter_collection.csv files, a rocprof-compute workload dir or a rocpd .db")
     by_id: dict[int, CounterDispatch] = {}
     for line_no, row in enumerate(rows, start=2):
         where = f"{path}:{line_no}"

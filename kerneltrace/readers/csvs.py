@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kerneltrace.arch.dispatch_meta import DispatchMeta
-from kerneltrace.errors import InputError
+from kerneltrace.errors import InputError, require_all
 
 
 @dataclass(frozen=True)
@@ -130,13 +130,8 @@ def _read_rows(path: Path, required: tuple[str, ...], what: str) -> list[dict[st
     reader = csv.DictReader(text.splitlines())
     try:
         header = reader.fieldnames or []  # reads the first row: may already be malformed
-        missing = [name for name in required if name not in header]
-        if missing:
-            raise InputError(
-                f"not a rocprofv3 {what}: missing column(s) {', '.join(missing)}",
-                str(path),
-                f"pass the {what} written by rocprofv3 (-f csv)",
-            )
+        require_all(required, header, f"not a rocprofv3 {what}: missing column(s) {{missing}}", str(path),
+                    f"pass the {what} written by rocprofv3 (-f csv)")
         return list(reader)
     except csv.Error as err:
         raise InputError(f"malformed CSV: {err}", str(path), f"regenerate the {what}") from None

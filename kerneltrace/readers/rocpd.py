@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kerneltrace.counters.table import strip_sum
-from kerneltrace.errors import InputError
+from kerneltrace.errors import InputError, require_all
 from kerneltrace.readers.counter_csv import CounterDispatch, CounterRun
 
 REQUIRED_VIEWS = ("rocpd_kernel_dispatch", "rocpd_info_kernel_symbol")
@@ -81,13 +81,8 @@ def read_rocpd(path: Path) -> list[CounterRun]:
     conn = connect_read_only(path)
     try:
         names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
-        missing = [view for view in COUNTER_VIEWS if view not in names]
-        if missing:
-            raise InputError(
-                f"rocpd database has no counter views ({', '.join(missing)})",
-                str(path),
-                "collect counters with rocprofv3 --pmc (or a -i job with 'pmc')",
-            )
+        require_all(COUNTER_VIEWS, names, "rocpd database has no counter views ({missing})", str(path),
+                    "collect counters with rocprofv3 --pmc (or a -i job with 'pmc')")
         rows = conn.execute(
             f"""
             SELECT K.guid AS guid, K.dispatch_id AS dispatch_id, {_name_expr()} AS kernel,

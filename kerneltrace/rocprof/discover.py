@@ -8,7 +8,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from kerneltrace.errors import InputError
+from kerneltrace.errors import InputError, require_all
 
 TSV_COLUMNS = ("rank", "name", "calls", "total_us", "avg_us", "pct_gpu_time", "id", "selected")
 
@@ -49,10 +49,8 @@ def read_kernel_stats_csv(path: Path) -> list[KernelRow]:
     with open(path, newline="", encoding="utf-8", errors="replace") as handle:
         reader = csv.DictReader(handle)
         header = reader.fieldnames or []
-        missing = [c for c in ("Name", "Calls", "TotalDurationNs") if c not in header]
-        if missing:
-            raise InputError(f"kernel stats CSV lacks column(s) {', '.join(missing)}", str(path),
-                             "pass the *_kernel_stats.csv written by rocprofv3 --kernel-trace --stats -f csv")
+        require_all(("Name", "Calls", "TotalDurationNs"), header, "kernel stats CSV lacks column(s) {missing}",
+                    str(path), "pass the *_kernel_stats.csv written by rocprofv3 --kernel-trace --stats -f csv")
         raw = [(row["Name"], int(_float(row["Calls"], str(path))), _float(row["TotalDurationNs"], str(path)))
                for row in reader if row.get("Name")]
     return _ranked(raw)
