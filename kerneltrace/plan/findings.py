@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from kerneltrace.sourceloc import short_location
 
@@ -70,6 +71,14 @@ class Finding:
             raise ValueError(f"priority must be one of {PRIORITIES}, not {self.priority!r}")
         if self.scope not in SCOPES:
             raise ValueError(f"scope must be one of {tuple(SCOPES)}, not {self.scope!r}")
+
+    @classmethod
+    def for_share(cls, rule: str, location: str | None, share: float, **fields: Any) -> Finding:
+        """A finding ranked by its stall ``share``: the id from rule and location, the priority from
+        the share (MED at most without a location: nothing to point the reader at), stall_share."""
+        return cls(id=finding_id(rule, location), rule=rule, location=location,
+                   priority=priority_for_share(share, cap="HIGH" if location else "MED"),
+                   stall_share=round(share, 4), **fields)
 
     def to_dict(self) -> dict:
         return asdict(self)

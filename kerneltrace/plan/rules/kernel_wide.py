@@ -9,7 +9,6 @@ from kerneltrace.plan.findings import (
     Gain,
     finding_id,
     hiding_gain,
-    priority_for_share,
     scoped_title,
 )
 
@@ -113,12 +112,9 @@ def barrier_dominated(ctx: PlanContext, min_share: float = 0.2) -> list[Finding]
     real = [e.location for e in evidence if e.location and not ctx.is_artifact(e.location)]
     location = real[0] if real else None
     return [
-        Finding(
-            id=finding_id("BAR-dominated", location),
-            rule="BAR-dominated",
+        Finding.for_share(
+            "BAR-dominated", location, share,
             title=f"Barriers take {share:.0%} of stall cycles",
-            priority=priority_for_share(share, cap="HIGH" if location else "MED"),
-            stall_share=round(share, 4),
             estimated_gain=hiding_gain(share, 0.2, 0.6, "the barrier stall"),
             scope="kernel",
             root_cause=(
@@ -133,7 +129,6 @@ def barrier_dominated(ctx: PlanContext, min_share: float = 0.2) -> list[Finding]
             ),
             schematic="for k: write(lds[k%2]); barrier(); compute(lds[(k-1)%2])   # one barrier/iter",
             evidence=evidence,
-            location=location,
             effort="high",
         )
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kerneltrace.isa.classify import LDS, SMEM, VMEM_LOAD, VMEM_STORE
 from kerneltrace.plan.context import PlanContext, operands, reads, registers
-from kerneltrace.plan.findings import Finding, finding_id, hiding_gain, priority_for_share
+from kerneltrace.plan.findings import Finding, hiding_gain
 from kerneltrace.plan.rules._util import is_lds_read, is_mfma, is_small_load, stalled, total_stall
 from kerneltrace.plan.rules.drain import (
     LDS_LATENCY_CYCLES,
@@ -80,12 +80,9 @@ def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Fi
             ]
         most = max(drain.mfma_cycles for _, drain, _ in triples)
         findings.append(
-            Finding(
-                id=finding_id("P3-lds-read-before-mfma", location),
-                rule="P3-lds-read-before-mfma",
+            Finding.for_share(
+                "P3-lds-read-before-mfma", location, share,
                 title=f"LDS reads wait right before their MFMA consumer at {location}",
-                priority=priority_for_share(share),
-                stall_share=round(share, 4),
                 estimated_gain=hiding_gain(share, 0.4, 0.8, "the lgkmcnt waits"),
                 root_cause=(
                     f"{len(waits)} `s_waitcnt lgkmcnt` wait(s) sit between an LDS read and the MFMA "
@@ -99,7 +96,6 @@ def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Fi
                 ),
                 schematic="for k: a[k] = ds_read(...)   # all reads first\nwait(lgkmcnt)\nfor k: mfma(a[k], b[k], acc)",
                 evidence=evidence,
-                location=location,
                 effort="low",
             )
         )
@@ -141,12 +137,9 @@ def scale_load_late(ctx: PlanContext, max_distance: int = 8) -> list[Finding]:
                 ctx.evidence(wait, "wait before the use"),
             ]
         findings.append(
-            Finding(
-                id=finding_id("P4-scale-load-late", location),
-                rule="P4-scale-load-late",
+            Finding.for_share(
+                "P4-scale-load-late", location, share,
                 title=f"Scale/metadata load issued too close to its use at {location}",
-                priority=priority_for_share(share),
-                stall_share=round(share, 4),
                 estimated_gain=hiding_gain(share, 0.5, 0.9, "the waits in front of the use"),
                 root_cause=(
                     f"{len(items)} small load(s) are consumed only {closest} instruction(s) after issue; "
@@ -158,7 +151,6 @@ def scale_load_late(ctx: PlanContext, max_distance: int = 8) -> list[Finding]:
                 ),
                 schematic="scale = load(scale_ptr)   # first, before bulk loads\nA = load(...); B = load(...)\n... use(scale) late",
                 evidence=evidence,
-                location=location,
                 effort="low",
             )
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, finding_id, hiding_gain, priority_for_share
+from kerneltrace.plan.findings import Finding, hiding_gain
 
 # (root cause, fix, hideable low, hideable high) per dominant stall type.
 _BY_TYPE: dict[str, tuple[str, str, float, float]] = {
@@ -87,12 +87,9 @@ def top_line_hotspots(ctx: PlanContext, covered: set[str], limit: int = 5) -> li
         stalled = sorted(ctx.line_instructions(line), key=cost, reverse=True)
         rate = line.get("stall_rate")
         findings.append(
-            Finding(
-                id=finding_id("LINE-hotspot", line["location"]),
-                rule="LINE-hotspot",
+            Finding.for_share(
+                "LINE-hotspot", line["location"], share,
                 title=f"{kind} stall at {line['location']}",
-                priority=priority_for_share(share),
-                stall_share=round(share, 4),
                 estimated_gain=hiding_gain(share, low, high, f"this line's {kind} stall"),
                 root_cause=(
                     f"Dominant type {kind}: {cause}"
@@ -107,7 +104,6 @@ def top_line_hotspots(ctx: PlanContext, covered: set[str], limit: int = 5) -> li
                     for ins in stalled[:5]
                     if any(cost(ins))
                 ],
-                location=line["location"],
                 effort="medium",
             )
         )

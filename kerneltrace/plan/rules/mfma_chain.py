@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kerneltrace.isa.classify import MFMA
 from kerneltrace.plan.context import PlanContext, operands, registers
-from kerneltrace.plan.findings import Finding, finding_id, hiding_gain, priority_for_share
+from kerneltrace.plan.findings import Finding, hiding_gain
 from kerneltrace.plan.rules._util import is_mfma
 
 SLOW_FACTOR = 2.0  # measured per-hit latency above this many pass latencies means waiting
@@ -69,12 +69,9 @@ def mfma_dependency_chain(ctx: PlanContext) -> list[Finding]:
     location = real[0] if real else None
     chained = any("needs" in note for _, note in slow)
     return [
-        Finding(
-            id=finding_id("MFMA-dependency-chain", location),
-            rule="MFMA-dependency-chain",
+        Finding.for_share(
+            "MFMA-dependency-chain", location, finding_share,
             title=f"{len(slow)} MFMA(s) run at ≥{SLOW_FACTOR:.0f}× their pass latency",
-            priority=priority_for_share(finding_share, cap="HIGH" if location else "MED"),
-            stall_share=round(finding_share, 4),
             estimated_gain=hiding_gain(finding_share, 0.3, 0.8, "the MFMA stall"),
             root_cause=(
                 (
@@ -92,7 +89,6 @@ def mfma_dependency_chain(ctx: PlanContext) -> list[Finding]:
             ),
             schematic="acc0 = mfma(a0, b0, acc0); acc1 = mfma(a1, b1, acc1)   # alternate chains",
             evidence=evidence,
-            location=location,
             effort="medium",
         )
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kerneltrace.isa.classify import LDS, SMEM, VMEM_LOAD, VMEM_STORE
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, finding_id, hiding_gain, priority_for_share
+from kerneltrace.plan.findings import Finding, hiding_gain
 from kerneltrace.plan.rules._util import is_mfma, is_vmem_load, stall_rate, stalled, total_stall
 from kerneltrace.plan.rules.drain import (
     HBM_LATENCY_CYCLES,
@@ -87,12 +87,9 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
                 )
             )
         findings.append(
-            Finding(
-                id=finding_id("P1-loads-in-mfma-loop", line["location"]),
-                rule="P1-loads-in-mfma-loop",
+            Finding.for_share(
+                "P1-loads-in-mfma-loop", line["location"], share,
                 title=f"Global loads issued inside the MFMA loop at {line['location']}",
-                priority=priority_for_share(share),
-                stall_share=round(share, 4),
                 estimated_gain=hiding_gain(share, 0.5, 0.9, "the load and wait stall of this line"),
                 root_cause=(
                     f"{len(loads)} vector-memory load(s) sit inside {where_phrase(ctx, loads[0]['index'])} "
@@ -111,7 +108,6 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
                     "       wait(vmcnt); swap buffers"
                 ),
                 evidence=evidence,
-                location=line["location"],
                 effort="medium",
             )
         )
@@ -159,12 +155,9 @@ def vmem_queue_burst(ctx: PlanContext, min_loads: int = 4, max_gap: int = 2) -> 
         if share < MIN_SHARE:
             continue
         findings.append(
-            Finding(
-                id=finding_id("P2-vmem-queue-burst", location),
-                rule="P2-vmem-queue-burst",
+            Finding.for_share(
+                "P2-vmem-queue-burst", location, share,
                 title=f"Back-to-back vector loads fill the memory queue at {location}",
-                priority=priority_for_share(share),
-                stall_share=round(share, 4),
                 estimated_gain=hiding_gain(share, 0.3, 0.7, "the issue stall of these loads"),
                 root_cause=(
                     f"{len(loads)} vector loads are issued back to back with no compute between them; "
@@ -176,7 +169,6 @@ def vmem_queue_burst(ctx: PlanContext, min_loads: int = 4, max_gap: int = 2) -> 
                 ),
                 schematic="load(A[0]); load(B[0])\nfor n: load(A[n+1]); load(B[n+1]); compute(n)",
                 evidence=[ctx.evidence(ins, "load in burst") for ins in loads if stalled(ins)][:8],
-                location=location,
                 effort="medium",
             )
         )

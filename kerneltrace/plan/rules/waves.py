@@ -14,9 +14,7 @@ from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import (
     Finding,
-    finding_id,
     hiding_gain,
-    priority_for_share,
     short_location,
 )
 from kerneltrace.plan.rules.waves_loop import hot_loop_mfma_busy
@@ -80,12 +78,9 @@ def entry_waits_on_user_loads(ctx: PlanContext) -> list[Finding]:
                 )
             )
         findings.append(
-            Finding(
-                id=finding_id("W1-entry-waits-on-loads", location),
-                rule="W1-entry-waits-on-loads",
+            Finding.for_share(
+                "W1-entry-waits-on-loads", location, share,
                 title=f"Waits in compiler glue stall on the {kind}s at {location}",
-                priority=priority_for_share(share),
-                stall_share=round(share, 4),
                 estimated_gain=hiding_gain(share, 0.3, 0.7, f"the waits on these {kind}s"),
                 root_cause=(
                     f"{len(waits)} `s_waitcnt` charged to {', '.join(glue)} (not ranked: compiler "
@@ -98,7 +93,6 @@ def entry_waits_on_user_loads(ctx: PlanContext) -> list[Finding]:
                 fix=fix,
                 schematic="load(next)      # issue early\n... independent work ...\nwait(); use(next)",
                 evidence=evidence,
-                location=location,
                 effort="medium",
             )
         )
