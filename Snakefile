@@ -26,19 +26,8 @@ include: "workflow/rules/discover.smk"
 include: "workflow/rules/capture.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"
-
-
-# Stages owned by other rule files join the DAG once they exist.
-if os.path.exists(os.path.join(workflow.basedir, "workflow", "rules", "pmc.smk")):
-
-    include: "workflow/rules/pmc.smk"
-
-
-if os.path.exists(
-    os.path.join(workflow.basedir, "workflow", "rules", "regression.smk")
-):
-
-    include: "workflow/rules/regression.smk"
+include: "workflow/rules/pmc.smk"
+include: "workflow/rules/regression.smk"
 
 
 rule all:
