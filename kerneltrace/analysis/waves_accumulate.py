@@ -1,0 +1,123 @@
+"""Streaming accumulation of wave files: WaveTotals and the whole-group numpy pass over a group.
+
+Per-row sums (hits, latency, stall, idle: the code.json = Σ wave files invariant), per-wave
+state records, and the hand-off of each group to the waitcnt attribution and loop analyses.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kerneltrace.analysis.waves_loops import LoopTotals, add_wave_loops
+from kerneltrace.analysis.waves_waitcnt import WaitTotals, attribute_waits
+from kerneltrace.readers.wavefile import CATEGORY_JUMP
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from kerneltrace.readers.wavefile import WaveFile
+
+
+@dataclass
+class WaveTotals:
+    """Everything accumulated while streaming the wave files."""
+
+    rows: int  # length of the per-row arrays below
+    hits: Any
+    latency: Any
+    stall: Any
+    idle: Any
+    files: int = 0
+    bytes: int = 0
+    layouts: set[str] = field(default_factory=set)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    # (file, se, simd, slot, begin, end, instructions, idle, exec, wait, stall) per wave
+    per_wave: list[tuple] = field(default_factory=list)
+    waits: WaitTotals = field(default_factory=WaitTotals)
+    loops: dict[int, LoopTotals] = field(default_factory=lambda: defaultdict(LoopTotals))
+    traced_cu: dict[int, int] = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, rows: int) -> WaveTotals:
+        import numpy as np
+
+        return cls(rows, *(np.zeros(rows, np.int64) for _ in range(4)))
+
+
+def grow(totals: WaveTotals, size: int) -> None:
+    """Extend the per-row arrays to `size` rows (wave files may name rows beyond code.json)."""
+    import numpy as np
+
+    if size <= totals.rows:
+        return
+    for name in ("hits", "latency", "stall", "idle"):
+        grown = np.zeros(size, np.int64)
+        grown[:totals.rows] = getattr(totals, name)
+        setattr(totals, name, grown)
+    totals.rows = size
+
+
+def add_group(totals: WaveTotals, waves: list[WaveFile], mfma_by_line: np.ndarray) -> None:
+    """Accumulate a group of waves with numpy calls over the whole group (not per wave).
+
+    Thousands of tiny waves (moe_reduce: 4112 waves of ~170 instructions) would otherwise spend
+    their time in per-call numpy overhead. Each instruction carries its wave's index `w`, and
+    per-wave operations become operations on keys that start with `w`.
+    """
+    import numpy as np
+
+    if not waves:
+        return
+    for wave in waves:
+        totals.files += 1
+        totals.bytes += wave.nbytes
+        totals.layouts.add(wave.layout)
+        if wave.cu is not None and wave.se is not None and len(wave.instructions):
+            totals.traced_cu.setdefault(wave.se, wave.cu)
+    count = len(waves)
+    # Time per state and wave: one bincount over (wave, state) keys.
+    timeline_lengths = np.array([len(wave.timeline) for wave in waves])
+    states = np.zeros((count, 5), np.int64)
+    if timeline_lengths.sum():
+        timeline = np.concatenate([wave.timeline for wave in waves])
+        owner = np.repeat(np.arange(count), timeline_lengths)
+        known = (timeline[:, 0] >= 0) & (timeline[:, 0] <= 4)
+        states = np.bincount(owner[known] * 5 + timeline[known, 0], weights=timeline[known, 1],
+                             minlength=5 * count).astype(np.int64).reshape(count, 5)
+    lengths = np.array([len(wave.instructions) for wave in waves])
+    for wave, wave_states, n_instructions in zip(waves, states[:, 1:5].tolist(), lengths.tolist(),
+                                                  strict=True):
+        totals.per_wave.append((wave.path.name, wave.se, wave.simd, wave.slot, wave.begin,
+                                wave.end, n_instructions, *wave_states))
+    if not lengths.sum():
+        return
+    ins = np.concatenate([wave.instructions for wave in waves])
+    owner = np.repeat(np.arange(count), lengths)
+    wave_start = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    time, category, stall, duration, line = ins.T
+    grow(totals, int(line.max()) + 1)
+    # The decoder's accumulation (rocprof-formats.md §8.10): idle = gap after the latest end so
+    # far in the wave. A per-wave running max over the group: offset wave w by w * span so
+    # that no value of an earlier wave can exceed a later wave's values.
+    begins = np.array([wave.begin for wave in waves])
+    previous = np.empty_like(time)
+    previous[1:] = time[:-1] + duration[:-1]
+    has_instructions = lengths > 0
+    previous[wave_start[has_instructions]] = begins[has_instructions]
+    low = min(int(previous.min()), int(time.min()))
+    span = int(max(previous.max(), (time + duration).max())) - low + 1
+    offset = owner * span
+    prev_end = np.maximum.accumulate(previous - low + offset) - offset + low
+    idle = np.maximum(time - prev_end, 0)
+    n_rows = totals.rows
+    totals.hits += np.bincount(line, minlength=n_rows)
+    for name, values in (("latency", duration), ("stall", stall), ("idle", idle)):
+        # float64 sums of int64 values are exact below 2**53 cycles per group
+        getattr(totals, name)[:] += np.bincount(line, weights=values, minlength=n_rows).astype(np.int64)
+    attribute_waits(totals.waits, waves, owner, line, stall)
+    # Loops are per wave, but only waves with a taken backward branch need a look.
+    backward = (category[:-1] == CATEGORY_JUMP) & (line[1:] < line[:-1]) & (owner[1:] == owner[:-1])
+    for index in np.unique(owner[:-1][backward]).tolist():
+        add_wave_loops(totals.loops, waves[index], mfma_by_line)

@@ -1,0 +1,56 @@
+"""Resident waves over time on the traced CU of each SE, from a dispatch dir's occupancy.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+SERIES_POINTS = 64  # occupancy series length (for charts)
+
+
+def occupancy_summary(dispatch_dir: Path, traced_cu: dict[int, int]) -> dict[str, Any]:
+    """Waves resident over time on the traced CU of each SE, from occupancy.json."""
+    import numpy as np
+
+    path = Path(dispatch_dir) / "occupancy.json"
+    try:
+        document = json.loads(path.read_bytes())
+    except OSError:
+        return {"available": False, "note": "occupancy.json not present"}
+    except ValueError:
+        return {"available": False, "note": "occupancy.json is not valid JSON"}
+    per_se = []
+    for key, events in sorted(document.items()) if isinstance(document, dict) else []:
+        if not key.isdigit() or not isinstance(events, list) or not events:
+            continue
+        if not isinstance(events[0], list):
+            return {"available": False,
+                    "note": "legacy occupancy.json (packed 64-bit events) is not decoded"}
+        se = int(key)
+        rows = np.asarray([event[:6] for event in events if len(event) >= 6], dtype=np.int64)
+        cu = traced_cu.get(se)
+        if cu is None or not len(rows):
+            continue
+        rows = rows[rows[:, 1] == cu]
+        if not len(rows):
+            continue
+        rows = rows[np.lexsort((rows[:, 4], rows[:, 0]))]  # ends before starts at equal times
+        steps = np.cumsum(np.where(rows[:, 4] == 1, 1, -1))
+        # waves resident before the trace started end without a start: lift the baseline
+        steps -= min(int(steps.min()), 0)
+        times = rows[:, 0]
+        spans = np.diff(times)
+        duration = int(times[-1] - times[0])
+        mean = float((steps[:-1] * spans).sum() / duration) if duration else float(steps.max())
+        samples = np.linspace(times[0], times[-1], min(SERIES_POINTS, len(times)))
+        sampled = steps[np.maximum(np.searchsorted(times, samples, "right") - 1, 0)]
+        per_se.append({"se": se, "cu": cu, "max_waves": int(steps.max()),
+                       "mean_waves": round(mean, 3),
+                       "series": [[int(t), int(v)] for t, v in zip(samples, sampled, strict=True)]})
+    if not per_se:
+        return {"available": False, "note": "no occupancy events for the traced CU"}
+    return {"available": True, "source": "occupancy.json",
+            "max_waves": max(entry["max_waves"] for entry in per_se),
+            "mean_waves": round(sum(entry["mean_waves"] for entry in per_se) / len(per_se), 3),
+            "per_se": per_se}
