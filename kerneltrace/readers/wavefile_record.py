@@ -1,0 +1,129 @@
+"""The WaveFile record and its validation: scalar checks, `invalid` errors, shared empty arrays."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kerneltrace.errors import InputError
+
+if TYPE_CHECKING:  # numpy is imported lazily at run time (import-time budget of the CLI)
+    import numpy as np
+
+WAVE_FILE_RE = re.compile(r"^se(\d+)_sm(\d+)_sl(\d+)_wv(\d+)\.json$")
+
+
+@dataclass(frozen=True)
+class WaveFile:
+    """One traced wave: scalars plus the three integer arrays as int64 numpy arrays."""
+
+    path: Path
+    layout: str  # "v3" | "legacy" (rocprofv2: no `cu`, `line` = code-array position)
+    se: int | None  # from the file name
+    simd: int
+    slot: int
+    wave_id: int
+    cu: int | None
+    begin: int
+    end: int
+    instructions: np.ndarray  # shape (n, 5): time, category, stall, duration, line
+    timeline: np.ndarray  # shape (m, 2): state, duration
+    waitcnt_lines: np.ndarray  # shape (k,): code row of each s_waitcnt entry
+    waitcnt_offsets: np.ndarray  # shape (k+1,): CSR offsets into waitcnt_producers
+    waitcnt_producers: np.ndarray  # shape (p, 2): producer line, second field (0 in V3)
+    nbytes: int
+    parser: str = "fast"  # "fast" | "json" (fallback for unusual but valid layouts)
+    extra: dict[str, Any] = field(default_factory=dict)  # other keys (wave.info, dispatcher…)
+
+    @property
+    def duration(self) -> int:
+        return self.end - self.begin
+
+
+class Unusual(Exception):
+    """The fast path cannot vouch for this span; the caller falls back to json.loads."""
+
+
+def invalid(path: Path, what: str) -> InputError:
+    """The InputError of a damaged wave file (the file is skipped and reported by callers)."""
+    return InputError(f"invalid wave file: {what}", str(path),
+                      "re-run the ATT decode, or delete the damaged wave file "
+                      "(it will be reported as missing)")
+
+
+def load_json(text: bytes, path: Path) -> Any:
+    """json.loads with one-line InputErrors for invalid or absurdly nested content."""
+    try:
+        return json.loads(text)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise invalid(path, f"not valid JSON ({err}); the file may be truncated") from err
+    except RecursionError:
+        raise invalid(path, "nested too deeply to be a decoder output") from None
+
+
+def saturated(values: np.ndarray) -> bool:
+    """True when numpy's text parser saturated an out-of-range integer at INT64_MAX."""
+    import numpy as np
+
+    return values.size > 0 and bool(values.max() == np.iinfo(np.int64).max)
+
+
+def _int_field(wave: dict[str, Any], key: str, path: Path, default: int | None = None) -> int:
+    value = wave.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise invalid(path, f"`wave.{key}` must be an integer (got {value!r})")
+    return value
+
+
+_EMPTY: dict[str, Any] = {}
+
+
+def empty_arrays() -> dict[str, Any]:
+    """Shared read-only empty arrays for absent keys (saves allocations on tiny files)."""
+    if not _EMPTY:
+        import numpy as np
+
+        arrays = {"instructions": np.zeros((0, 5), np.int64), "timeline": np.zeros((0, 2), np.int64),
+                  "waitcnt": (np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros((0, 2), np.int64))}
+        for value in (arrays["instructions"], arrays["timeline"], *arrays["waitcnt"]):
+            value.flags.writeable = False
+        _EMPTY.update(arrays)
+    return _EMPTY
+
+
+def build_wave(document: Any, arrays: dict[str, Any], path: Path, nbytes: int,
+               parser: str) -> WaveFile:
+    """A WaveFile from the parsed document (scalars validated) and its parsed arrays."""
+    if not isinstance(document, dict) or not isinstance(document.get("wave"), dict):
+        raise invalid(path, "no `wave` object")
+    wave = dict(document["wave"])
+    for name in ("instructions", "timeline", "waitcnt"):
+        wave.pop(name, None)
+    legacy = "cu" not in wave or "loop_count" in document or document.get("name") == "SE"
+    match = WAVE_FILE_RE.match(path.name)
+    empty = empty_arrays()
+    lines, offsets, producers = arrays.get("waitcnt") or empty["waitcnt"]
+    extra = {key: value for key, value in wave.items()
+             if key not in ("begin", "end", "cu", "id", "simd", "slot")}
+    return WaveFile(
+        path=path,
+        layout="legacy" if legacy else "v3",
+        se=int(match.group(1)) if match else None,
+        simd=_int_field(wave, "simd", path, int(match.group(2)) if match else None),
+        slot=_int_field(wave, "slot", path, int(match.group(3)) if match else None),
+        wave_id=_int_field(wave, "id", path, 0),
+        cu=_int_field(wave, "cu", path) if "cu" in wave else None,
+        begin=_int_field(wave, "begin", path),
+        end=_int_field(wave, "end", path),
+        instructions=arrays.get("instructions", empty["instructions"]),
+        timeline=arrays.get("timeline", empty["timeline"]),
+        waitcnt_lines=lines,
+        waitcnt_offsets=offsets,
+        waitcnt_producers=producers,
+        nbytes=nbytes,
+        parser=parser,
+        extra=extra,
+    )
