@@ -23,32 +23,13 @@ Captions live in workflow/report/*.rst (workflow.rst for `report: "report/workfl
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kerneltrace import atomic  # noqa: E402
-from kerneltrace.errors import InputError, run_cli  # noqa: E402
-
-
-def load_document(path: Path, schema_prefix: str) -> dict:
-    """Read one stage JSON document and check its schema family."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as err:
-        raise InputError("file not found", str(path), "pass an existing JSON file") from err
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise InputError(f"not valid JSON ({err})", str(path), "regenerate the document") from err
-    schema = doc.get("schema", "") if isinstance(doc, dict) else ""
-    if not schema.startswith(schema_prefix):
-        raise InputError(
-            f"schema is {schema!r}, expected {schema_prefix}*",
-            str(path),
-            "pass hotspot JSON to --hotspots and L2 JSON to --l2",
-        )
-    return doc
+from kerneltrace.errors import run_cli  # noqa: E402
 
 
 def render(
@@ -61,39 +42,20 @@ def render(
     charts_dir: Path | None = None,
 ) -> dict:
     """Build the summary and write the three reports (and chart SVGs when asked)."""
+    from kerneltrace.plan.inputs import load_plan_documents, plan_snippets
     from kerneltrace.plan.summary import build_summary
-    from kerneltrace.readers.snippets import load_snippets
-    from kerneltrace.render.plan import (
-        dispatch_view,
-        render_charts,
-        render_html,
-        render_markdown,
-        snippet_locations,
-    )
+    from kerneltrace.render.plan import chart_files, render_html, render_markdown
 
-    if not hotspots:
-        raise InputError("no hotspot documents given", "--hotspots", "pass at least one JSON file")
-    hotspot_docs = [load_document(p, "kerneltrace.hotspots/") for p in hotspots]
-    l2_docs = [load_document(p, "kerneltrace.l2/") for p in l2]
+    hotspot_docs, l2_docs = load_plan_documents(hotspots, l2)
     summary = build_summary(hotspot_docs, l2_docs, run=run)
-    # Source text is read here (I/O edge) through the safe snapshot reader; absent → no snippet.
-    snippets = {
-        doc.get("dispatch_dir"): load_snippets(doc.get("dispatch_dir"), snippet_locations(doc))
-        for doc in hotspot_docs
-    }
+    snippets = plan_snippets(hotspot_docs)
     atomic.write_json(summary_path, summary)
     atomic.write_text(md, render_markdown(summary, hotspot_docs))
     atomic.write_text(html, render_html(summary, hotspot_docs, l2_docs, snippets))
     if charts_dir is not None:
         charts_dir.mkdir(parents=True, exist_ok=True)
-        by_dir = {doc.get("dispatch_dir"): doc for doc in hotspot_docs}
-        for k, kernel in enumerate(summary["kernels"]):
-            for n, dispatch in enumerate(kernel["dispatches"]):
-                view = dispatch_view(dispatch, by_dir.get(dispatch.get("dispatch_dir")))
-                for title, svg in render_charts(view).items():
-                    if svg:
-                        slug = title.lower().replace(" / ", "_").replace(" ", "_")
-                        atomic.write_text(charts_dir / f"k{k}_d{n}_{slug}.svg", svg + "\n")
+        for name, svg in chart_files(summary, hotspot_docs).items():
+            atomic.write_text(charts_dir / name, svg)
     return summary
 
 

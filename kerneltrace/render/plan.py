@@ -231,6 +231,20 @@ def render_charts(view: dict) -> dict[str, str]:
     }
 
 
+def chart_files(summary: dict, hotspot_docs: list[dict]) -> dict[str, str]:
+    """{file name: SVG} of every non-empty chart, named k<kernel>_d<dispatch>_<chart slug>.svg."""
+    index = _hotspot_index(hotspot_docs)
+    files = {}
+    for k, kernel in enumerate(summary["kernels"]):
+        for n, dispatch in enumerate(kernel["dispatches"]):
+            view = dispatch_view(dispatch, index.get(dispatch.get("dispatch_dir")))
+            for title, svg in render_charts(view).items():
+                if svg:
+                    slug = title.lower().replace(" / ", "_").replace(" ", "_")
+                    files[f"k{k}_d{n}_{slug}.svg"] = svg + "\n"
+    return files
+
+
 def render_html(
     summary: dict,
     hotspot_docs: list[dict],

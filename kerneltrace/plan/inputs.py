@@ -1,0 +1,49 @@
+"""Inputs of the plan stage: hotspot / L2 stage documents loaded and schema-checked, source snippets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kerneltrace.errors import InputError
+
+
+def load_document(path: Path, schema_prefix: str) -> dict:
+    """Read one stage JSON document and check its schema family."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as err:
+        raise InputError("file not found", str(path), "pass an existing JSON file") from err
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise InputError(f"not valid JSON ({err})", str(path), "regenerate the document") from err
+    schema = doc.get("schema", "") if isinstance(doc, dict) else ""
+    if not schema.startswith(schema_prefix):
+        raise InputError(
+            f"schema is {schema!r}, expected {schema_prefix}*",
+            str(path),
+            "pass hotspot JSON to --hotspots and L2 JSON to --l2",
+        )
+    return doc
+
+
+def load_plan_documents(hotspots: list[Path], l2: list[Path]) -> tuple[list[dict], list[dict]]:
+    """(hotspot documents, L2 documents); at least one hotspot document is required."""
+    if not hotspots:
+        raise InputError("no hotspot documents given", "--hotspots", "pass at least one JSON file")
+    hotspot_docs = [load_document(path, "kerneltrace.hotspots/") for path in hotspots]
+    l2_docs = [load_document(path, "kerneltrace.l2/") for path in l2]
+    return hotspot_docs, l2_docs
+
+
+def plan_snippets(hotspot_docs: list[dict]) -> dict[str, dict[str, dict]]:
+    """{dispatch_dir: {location: snippet}} of each document's top lines (absent source → none).
+
+    Source text is read here (an I/O edge) through the safe snapshot reader.
+    """
+    from kerneltrace.readers.snippets import load_snippets
+    from kerneltrace.render.plan import snippet_locations
+
+    return {
+        doc.get("dispatch_dir"): load_snippets(doc.get("dispatch_dir"), snippet_locations(doc))
+        for doc in hotspot_docs
+    }
