@@ -15,6 +15,18 @@ from kerneltrace.readers.wavefile import (
     read_wave_file,
     wave_files,
 )
+from kerneltrace.readers.wavefile_simd import PARSER_ENV
+
+
+@pytest.fixture(autouse=True, params=["simd", "numpy"])
+def parser_path(request, monkeypatch) -> str:
+    """Every test runs against both reader paths: pysimdjson first, and the numpy path alone."""
+    if request.param == "simd":
+        pytest.importorskip("simdjson")
+        monkeypatch.delenv(PARSER_ENV, raising=False)
+        return "simd"
+    monkeypatch.setenv(PARSER_ENV, "numpy")
+    return "fast"
 
 WAVE = {
     "duration": 5584, "name": "SE0", "num_insts": 3, "num_stitched": 3,
@@ -51,22 +63,22 @@ def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
     return path
 
 
-def test_compact_v3_file_matches_json(tmp_path):
+def test_compact_v3_file_matches_json(tmp_path, parser_path):
     path = write(tmp_path, "se3_sm2_sl1_wv0.json", json.dumps(WAVE, separators=(",", ":")))
     parsed = read_wave_file(path)
-    assert parsed.parser == "fast"
+    assert parsed.parser == parser_path
     assert as_read(parsed) == as_json(WAVE["wave"])
     assert (parsed.se, parsed.simd, parsed.slot, parsed.cu, parsed.layout) == (3, 2, 1, 1, "v3")
     assert parsed.duration == 75672 - 70088
 
 
-def test_pretty_printed_file_and_extra_keys(tmp_path):
+def test_pretty_printed_file_and_extra_keys(tmp_path, parser_path):
     wave = json.loads(json.dumps(WAVE))
     wave["wave"]["dispatcher"] = 3
     wave["wave"]["info"] = {"note": "newer decoder"}
     path = write(tmp_path, "se0_sm0_sl0_wv0.json", json.dumps(wave, indent=2))
     parsed = read_wave_file(path)
-    assert parsed.parser == "fast"
+    assert parsed.parser == parser_path
     assert as_read(parsed) == as_json(wave["wave"])
     assert parsed.extra == {"dispatcher": 3, "info": {"note": "newer decoder"}}
 
@@ -162,7 +174,7 @@ def _sample(paths: list[Path], limit: int = 120) -> list[Path]:
 
 
 @pytest.mark.shared
-def test_every_shared_capture_parses_like_json(captures):
+def test_every_shared_capture_parses_like_json(captures, parser_path):
     checked = 0
     for directory in all_shared_dispatch_dirs():
         paths = _sample(wave_files(directory))  # all files of small dirs, a sample of big ones
@@ -170,7 +182,7 @@ def test_every_shared_capture_parses_like_json(captures):
             assert not isinstance(parsed, InputError), parsed
             reference = json.loads(path.read_bytes())["wave"]
             assert as_read(parsed) == as_json(reference), path
-            assert parsed.parser == "fast", path
+            assert parsed.parser == parser_path, path
             assert parsed.nbytes == path.stat().st_size
             checked += 1
     assert checked > 500  # flash attention, moe_reduce, vec_add, legacy … were all reached

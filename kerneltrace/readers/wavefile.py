@@ -5,6 +5,10 @@ A wave file is a small JSON object around three big integer arrays (`instruction
 reader parses the digits with numpy's C text parser, one call per batch of files (thousands of
 tiny wave files share it). The integer count each array must yield is known from its brackets
 beforehand, which validates the shape. The work is split by path:
+* wavefile_simd.py    first choice when pysimdjson is importable: one file at a time, SIMD parse,
+                      arrays exported as int64 buffers, shapes certified by the digit-free
+                      skeleton; whatever it cannot certify falls through to the paths below
+                      (which alone decide errors). Off: simd=False or KERNELTRACE_WAVE_PARSER=numpy
 * wavefile_fast.py    compact V3 files (what rocprofv3 writes): the whole batch at once
 * wavefile_spans.py   everything else: array spans located per file, parsed per batch
 * wavefile_json.py    json.loads fallback for unusual but valid layouts
@@ -26,6 +30,7 @@ from pathlib import Path
 from kerneltrace.errors import InputError
 from kerneltrace.readers.wavefile_fast import parse_compact_batch
 from kerneltrace.readers.wavefile_record import WAVE_FILE_RE, WaveFile
+from kerneltrace.readers.wavefile_simd import SimdReader, simd_reader
 from kerneltrace.readers.wavefile_spans import finish_batch, prepare
 
 __all__ = [
@@ -55,17 +60,28 @@ def wave_files(dispatch_dir: Path) -> list[Path]:
     return [path for _, path in sorted(found)]
 
 
-def iter_wave_files(paths: list[Path], batch_bytes: int = 4 << 20) -> Iterator[WaveFile | InputError]:
+def iter_wave_files(paths: list[Path], batch_bytes: int = 4 << 20,
+                    simd: bool | None = None) -> Iterator[WaveFile | InputError]:
     """Read files in order, yielding a WaveFile or the InputError of each (never raising).
 
-    Files are parsed in batches of about `batch_bytes` so that thousands of tiny wave files
-    share one numpy parse call; memory stays bounded by max(batch_bytes, largest file).
+    With pysimdjson (`simd` None = when importable and not disabled by the environment, False =
+    never) each file is first offered to the SIMD path, one file at a time. Files it declines are
+    parsed in batches of about `batch_bytes` so that thousands of tiny wave files share one numpy
+    parse call; memory stays bounded by max(batch_bytes, largest file).
     """
+    reader = _simd(simd)
     batch: list[tuple[Path, bytes | InputError]] = []
     batch_size = 0
     for path in paths:
         path = path if isinstance(path, Path) else Path(path)
         data = _read(path)
+        if reader is not None and isinstance(data, bytes):
+            wave = reader.parse(data, path)
+            if wave is not None:
+                yield from _parse_batch(batch)  # files declined before this one keep their order
+                batch, batch_size = [], 0
+                yield wave
+                continue
         batch.append((path, data))
         if isinstance(data, bytes):
             batch_size += len(data)
@@ -73,6 +89,10 @@ def iter_wave_files(paths: list[Path], batch_bytes: int = 4 << 20) -> Iterator[W
             yield from _parse_batch(batch)
             batch, batch_size = [], 0
     yield from _parse_batch(batch)
+
+
+def _simd(simd: bool | None) -> SimdReader | None:
+    return None if simd is False else simd_reader()
 
 
 def _read(path: Path) -> bytes | InputError:
@@ -96,16 +116,20 @@ def _parse_batch(batch: list[tuple[Path, bytes | InputError]]) -> Iterator[WaveF
     yield from finish_batch(items)
 
 
-def read_wave_file(path: Path) -> WaveFile:
+def read_wave_file(path: Path, simd: bool | None = None) -> WaveFile:
     """Read and parse one wave file; raises InputError for unreadable or invalid files."""
-    result = next(iter_wave_files([Path(path)]))
+    result = next(iter_wave_files([Path(path)], simd=simd))
     if isinstance(result, InputError):
         raise result
     return result
 
 
-def parse_wave_bytes(data: bytes, path: Path) -> WaveFile:
+def parse_wave_bytes(data: bytes, path: Path, simd: bool | None = None) -> WaveFile:
     """Parse the bytes of one wave file (see module docstring for the method)."""
+    reader = _simd(simd)
+    wave = reader.parse(data, Path(path)) if reader is not None else None
+    if wave is not None:
+        return wave
     item = prepare(data, Path(path))
     result = next(finish_batch([item]))
     if isinstance(result, InputError):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from kerneltrace.errors import InputError
 from kerneltrace.readers.wavefile_record import WAVE_FILE_RE, WaveFile, empty_arrays, saturated
+from kerneltrace.readers.wavefile_simd import DIGITS_AND_WHITESPACE, WAITCNT_SKELETON, rows_skeleton
 
 if TYPE_CHECKING:  # numpy is imported lazily at run time (import-time budget of the CLI)
     import numpy as np
@@ -109,6 +110,17 @@ def parse_compact_batch(batch: list[tuple[Path, bytes | InputError]]) -> list[Wa
             text.endswith(b"]}}\n{") for text in closing[:-1]):
         return None
     opens = {name: list(map(bytes.count, texts[name], repeat(b"["))) for name in texts}
+    # bracket and integer counts cannot see ragged rows that compensate: compare the skeletons
+    for name, width in (("instructions", 5), ("timeline", 2)):
+        skeletons = map(bytes.translate, texts[name], repeat(None), repeat(DIGITS_AND_WHITESPACE))
+        if any(skeleton != b":" + rows_skeleton(k - 1, width) + b","
+               for skeleton, k in zip(skeletons, opens[name], strict=True)):
+            return None
+    for text in texts["waitcnt"]:
+        skeleton = text.translate(None, DIGITS_AND_WHITESPACE)
+        match = WAITCNT_SKELETON.match(skeleton, 1)
+        if match is None or skeleton[match.end():] not in (b"}}\n{", b"}}"):
+            return None
     entries = [a + b for a, b in zip(map(bytes.count, texts["waitcnt"], repeat(b",[[")),
                                      map(bytes.count, texts["waitcnt"], repeat(b",[]")), strict=True)]
     parsed = {"instructions": _compact_ints(texts["instructions"]),

@@ -35,7 +35,7 @@ class WaveFile:
     waitcnt_offsets: np.ndarray  # shape (k+1,): CSR offsets into waitcnt_producers
     waitcnt_producers: np.ndarray  # shape (p, 2): producer line, second field (0 in V3)
     nbytes: int
-    parser: str = "fast"  # "fast" | "json" (fallback for unusual but valid layouts)
+    parser: str = "fast"  # "simd" | "fast" (numpy) | "json" (fallback for unusual but valid layouts)
     extra: dict[str, Any] = field(default_factory=dict)  # other keys (wave.info, dispatcher…)
 
     @property

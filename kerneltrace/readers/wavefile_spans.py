@@ -24,6 +24,7 @@ from kerneltrace.readers.wavefile_record import (
     load_json,
     saturated,
 )
+from kerneltrace.readers.wavefile_simd import DIGITS_AND_WHITESPACE, WAITCNT_SKELETON, rows_skeleton
 
 if TYPE_CHECKING:  # numpy is imported lazily at run time (import-time budget of the CLI)
     import numpy as np
@@ -102,6 +103,8 @@ def _prepare_fast(data: bytes, path: Path) -> Prepared:
         if span.translate(None, _ARRAY_CHARS) or b"-" in span:
             raise Unusual  # floats, negatives, strings …: not the documented layout
         if name == "waitcnt":
+            if not WAITCNT_SKELETON.fullmatch(span.translate(None, DIGITS_AND_WHITESPACE)):
+                raise Unusual  # not [[line, [[producer, n], ...]], ...]: json.loads decides
             compact = span.translate(None, _WHITESPACE)
             # A -1 sentinel after each wait line marks where its producer list starts.
             entries = compact.count(b",[[") + compact.count(b",[]")
@@ -113,6 +116,8 @@ def _prepare_fast(data: bytes, path: Path) -> Prepared:
                            entries))
         else:
             width = 5 if name == "instructions" else 2
+            if span.translate(None, DIGITS_AND_WHITESPACE) != rows_skeleton(opened - 1, width):
+                raise Unusual  # ragged or deeper rows: json.loads decides (it refuses them)
             arrays.append((name, span.translate(_BRACKETS_TO_SPACES), width * (opened - 1), 0))
     return Prepared(path, data, len(data), document, arrays)
 
