@@ -30,7 +30,8 @@ from pathlib import Path
 from kerneltrace.errors import InputError
 from kerneltrace.readers.wavefile_fast import parse_compact_batch
 from kerneltrace.readers.wavefile_record import WAVE_FILE_RE, WaveFile
-from kerneltrace.readers.wavefile_simd import SimdReader, simd_reader
+from kerneltrace.readers.wavefile_simd import Certified, SimdReader, simd_reader
+from kerneltrace.readers.wavefile_simd import finish_batch as finish_simd_batch
 from kerneltrace.readers.wavefile_spans import finish_batch, prepare
 
 __all__ = [
@@ -65,30 +66,37 @@ def iter_wave_files(paths: list[Path], batch_bytes: int = 4 << 20,
     """Read files in order, yielding a WaveFile or the InputError of each (never raising).
 
     With pysimdjson (`simd` None = when importable and not disabled by the environment, False =
-    never) each file is first offered to the SIMD path, one file at a time. Files it declines are
-    parsed in batches of about `batch_bytes` so that thousands of tiny wave files share one numpy
-    parse call; memory stays bounded by max(batch_bytes, largest file).
+    never) each file is first offered to the SIMD path. Files are finished in batches of about
+    `batch_bytes` so that thousands of tiny wave files share a few numpy calls (both paths);
+    memory stays bounded by max(batch_bytes, largest file).
     """
     reader = _simd(simd)
     batch: list[tuple[Path, bytes | InputError]] = []
+    certified: list[Certified | None] = []  # per batch entry: None = the numpy path decides
     batch_size = 0
     for path in paths:
         path = path if isinstance(path, Path) else Path(path)
         data = _read(path)
-        if reader is not None and isinstance(data, bytes):
-            wave = reader.parse(data, path)
-            if wave is not None:
-                yield from _parse_batch(batch)  # files declined before this one keep their order
-                batch, batch_size = [], 0
-                yield wave
-                continue
         batch.append((path, data))
         if isinstance(data, bytes):
+            certified.append(reader.certify(data, path) if reader is not None else None)
             batch_size += len(data)
+        else:
+            certified.append(None)
         if batch_size >= batch_bytes:
-            yield from _parse_batch(batch)
-            batch, batch_size = [], 0
-    yield from _parse_batch(batch)
+            yield from _finish(batch, certified)
+            batch, certified, batch_size = [], [], 0
+    yield from _finish(batch, certified)
+
+
+def _finish(batch: list[tuple[Path, bytes | InputError]],
+            certified: list[Certified | None]) -> Iterator[WaveFile | InputError]:
+    """Results in file order: the certified files by the SIMD batch pass, the rest by numpy."""
+    simd_results = iter(finish_simd_batch([item for item in certified if item is not None]))
+    declined = [entry for entry, item in zip(batch, certified, strict=True) if item is None]
+    numpy_results = _parse_batch(declined)
+    for item in certified:
+        yield next(simd_results) if item is not None else next(numpy_results)
 
 
 def _simd(simd: bool | None) -> SimdReader | None:
@@ -128,6 +136,8 @@ def parse_wave_bytes(data: bytes, path: Path, simd: bool | None = None) -> WaveF
     """Parse the bytes of one wave file (see module docstring for the method)."""
     reader = _simd(simd)
     wave = reader.parse(data, Path(path)) if reader is not None else None
+    if isinstance(wave, InputError):
+        raise wave
     if wave is not None:
         return wave
     item = prepare(data, Path(path))

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from kerneltrace.readers.wavefile_record import WaveFile, build_wave
+from kerneltrace.errors import InputError
+from kerneltrace.readers.wavefile_record import WaveFile, build_wave, empty_arrays
 
 # Environment switch for the whole process (tests, benchmarks, a platform with a broken wheel).
 PARSER_ENV = "KERNELTRACE_WAVE_PARSER"  # "numpy" disables this path
@@ -36,6 +39,7 @@ WAITCNT_SKELETON = re.compile(
 # Between two waitcnt entries (and nowhere else in a regular skeleton): "]],[,[".
 _ENTRY_BREAK = b"],[,["
 _PAIR = b"[,]"
+_KEYS = {name: b'"' + name.encode() + b'":' for name in _ARRAY_NAMES}
 
 
 def rows_skeleton(rows: int, width: int) -> bytes:
@@ -50,36 +54,49 @@ def rows_skeleton(rows: int, width: int) -> bytes:
     return b"[" + (row + b",") * (rows - 1) + row + b"]"
 
 
+@dataclass
+class Certified:
+    """A file whose structure simdjson and the skeleton certified, waiting for the batch pass."""
+
+    path: Path
+    data: bytes  # kept until the batch is finished: the numpy path re-reads it on a late refusal
+    document: dict[str, Any]  # the document without the big arrays, plain Python
+    buffers: dict[str, Any]  # array name -> int64 buffer (simdjson ArrayBuffer)
+    pairs: list[int]  # producer count of each waitcnt entry
+
+
 class SimdReader:
-    """Parses wave files with one reused simdjson parser; `parse` returns None to defer."""
+    """Certifies wave files with one reused simdjson parser; `certify` returns None to defer."""
 
     def __init__(self, simdjson_module: Any) -> None:
         self._simdjson = simdjson_module
         self._parser = simdjson_module.Parser()
 
-    def parse(self, data: bytes, path: Path) -> WaveFile | None:
-        """The WaveFile of a file this path can certify, else None (the numpy path decides)."""
+    def certify(self, data: bytes, path: Path) -> Certified | None:
+        """The certified arrays of a file this path vouches for, else None (numpy path decides)."""
         try:
-            return self._parse(data, path)
+            return self._certify(data, path)
         except Exception:  # noqa: BLE001 - any refusal defers to the authoritative path
             # The failed call's proxies died with its frame; a fresh parser is still the safe
             # choice should the library have kept any state about them.
             self._parser = self._simdjson.Parser()
             return None
 
-    def _parse(self, data: bytes, path: Path) -> WaveFile | None:
-        import numpy as np
+    def parse(self, data: bytes, path: Path) -> WaveFile | InputError | None:
+        """One file: its WaveFile (or scalar InputError), None when the path defers."""
+        certified = self.certify(data, path)
+        return None if certified is None else finish_batch([certified])[0]
 
+    def _certify(self, data: bytes, path: Path) -> Certified | None:
         simdjson = self._simdjson
         skeleton = data.translate(None, DIGITS_AND_WHITESPACE)
         document = self._parser.parse(data)
-        if not isinstance(document, simdjson.Object):
-            return None
-        wave = document.get("wave")
+        wave = document.get("wave") if isinstance(document, simdjson.Object) else None
         if not isinstance(wave, simdjson.Object):
             return None
-        arrays: dict[str, Any] = {}
-        for name, width in _WIDTHS.items():
+        buffers: dict[str, Any] = {}
+        pairs: list[int] = []
+        for name in _ARRAY_NAMES:
             rows = wave.get(name)
             if rows is None:
                 if name in wave:  # null: the json path decides what that means
@@ -88,63 +105,94 @@ class SimdReader:
             if not isinstance(rows, simdjson.Array):
                 return None
             count = len(rows)
-            flat = np.frombuffer(rows.as_buffer(of_type="i"), dtype=np.int64)
+            buffer = memoryview(rows.as_buffer(of_type="i"))
             del rows
-            if flat.size != width * count:
-                return None
             at = _value_at(skeleton, name)
-            if at < 0 or not skeleton.startswith(rows_skeleton(count, width), at):
+            if at < 0:
                 return None
-            arrays[name] = flat.reshape(-1, width)
-        entries = wave.get("waitcnt")
-        if entries is not None:
-            if not isinstance(entries, simdjson.Array):
-                return None
-            waitcnt = _waitcnt(np, skeleton, len(entries),
-                               np.frombuffer(entries.as_buffer(of_type="i"), dtype=np.int64))
-            del entries
-            if waitcnt is None:
-                return None
-            arrays["waitcnt"] = waitcnt
-        elif "waitcnt" in wave:
-            return None
+            if name == "waitcnt":
+                found = _waitcnt_pairs(skeleton, at, count)
+                if found is None or buffer.nbytes != 8 * (count + 2 * sum(found)):
+                    return None
+                pairs = found
+            else:
+                width = _WIDTHS[name]
+                if (buffer.nbytes != 8 * width * count
+                        or not skeleton.startswith(rows_skeleton(count, width), at)):
+                    return None
+            buffers[name] = buffer
         plain = _plain_document(simdjson, document, wave)
         del document, wave
         if plain is None:
             return None
-        return build_wave(plain, arrays, path, len(data), "simd")
+        return Certified(path, data, plain, buffers, pairs)
 
 
 def _value_at(skeleton: bytes, name: str) -> int:
     """Where the value of key `name` starts in the skeleton; -1 unless the key occurs once."""
-    key = b'"' + name.encode() + b'":'
+    key = _KEYS[name]
     if skeleton.count(key) != 1:
         return -1
     return skeleton.find(key) + len(key)
 
 
-def _waitcnt(np: Any, skeleton: bytes, entry_count: int, flat: Any) -> tuple | None:
-    """(lines, CSR offsets, producers (p, 2)) from the flat waitcnt values, or None."""
-    at = _value_at(skeleton, "waitcnt")
-    match = WAITCNT_SKELETON.match(skeleton, at) if at >= 0 else None
+def _waitcnt_pairs(skeleton: bytes, at: int, entry_count: int) -> list[int] | None:
+    """Producer count of each waitcnt entry from a regular skeleton, or None."""
+    match = WAITCNT_SKELETON.match(skeleton, at)
     if match is None:
         return None
     if entry_count == 0:
-        return (np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros((0, 2), np.int64)) \
-            if flat.size == 0 else None
+        return [] if match.end() - at == 2 else None
     pieces = match.group()[1:-1].split(_ENTRY_BREAK)
     if len(pieces) != entry_count:
         return None
-    pairs = np.fromiter(map(bytes.count, pieces, [_PAIR] * entry_count), np.int64, entry_count)
-    offsets = np.zeros(entry_count + 1, np.int64)
-    np.cumsum(pairs, out=offsets[1:])
-    if flat.size != entry_count + 2 * int(offsets[-1]):
-        return None
-    # entry i starts after i lines and 2 * offsets[i] producer values
-    starts = np.arange(entry_count) + 2 * offsets[:-1]
-    keep = np.ones(flat.size, dtype=bool)
+    return list(map(bytes.count, pieces, repeat(_PAIR, entry_count)))
+
+
+def finish_batch(batch: list[Certified]) -> list[WaveFile | InputError]:
+    """WaveFiles of certified files: each array kind of the batch cut by a few numpy calls."""
+    import numpy as np
+
+    arrays = {name: np.frombuffer(b"".join(item.buffers.get(name, b"") for item in batch),
+                                  dtype=np.int64) for name in _ARRAY_NAMES}
+    instructions = arrays["instructions"].reshape(-1, 5)
+    timeline = arrays["timeline"].reshape(-1, 2)
+    # Entry j of the concatenated waitcnt values starts after j lines and 2 x (pairs before j).
+    pairs = np.fromiter((p for item in batch for p in item.pairs), np.int64)
+    cumulative = np.zeros(pairs.size + 1, np.int64)
+    np.cumsum(pairs, out=cumulative[1:])
+    starts = np.arange(pairs.size) + 2 * cumulative[:-1]
+    keep = np.ones(arrays["waitcnt"].size, dtype=bool)
     keep[starts] = False
-    return flat[starts], offsets, flat[keep].reshape(-1, 2)
+    lines = arrays["waitcnt"][starts]
+    producers = arrays["waitcnt"][keep].reshape(-1, 2)
+    empty = empty_arrays()
+    result: list[WaveFile | InputError] = []
+    row = {"instructions": 0, "timeline": 0}
+    entry = 0
+    for item in batch:
+        sizes = {name: item.buffers[name].nbytes // (8 * width) if name in item.buffers else 0
+                 for name, width in _WIDTHS.items()}
+        parsed: dict[str, Any] = {
+            "instructions": instructions[row["instructions"]:row["instructions"] + sizes["instructions"]]
+            if "instructions" in item.buffers else empty["instructions"],
+            "timeline": timeline[row["timeline"]:row["timeline"] + sizes["timeline"]]
+            if "timeline" in item.buffers else empty["timeline"],
+        }
+        row["instructions"] += sizes["instructions"]
+        row["timeline"] += sizes["timeline"]
+        if "waitcnt" in item.buffers:
+            count = len(item.pairs)
+            first, last = cumulative[entry], cumulative[entry + count]
+            parsed["waitcnt"] = (lines[entry:entry + count],
+                                 cumulative[entry:entry + count + 1] - first,
+                                 producers[first:last])
+            entry += count
+        try:
+            result.append(build_wave(item.document, parsed, item.path, len(item.data), "simd"))
+        except InputError as err:  # a scalar of the wrong type: the same error as the other paths
+            result.append(err)
+    return result
 
 
 def _plain(simdjson: Any, value: Any) -> Any:
@@ -156,24 +204,18 @@ def _plain(simdjson: Any, value: Any) -> Any:
 
 
 def _plain_document(simdjson: Any, document: Any, wave: Any) -> dict[str, Any] | None:
-    """The document without the big arrays as plain Python (None: a duplicated key)."""
-    plain: dict[str, Any] = {}
-    seen = 0
-    for key, value in document.items():
-        seen += 1
-        if key != "wave":
-            plain[key] = _plain(simdjson, value)
-    scalars: dict[str, Any] = {}
-    wave_keys = 0
-    for key, value in wave.items():
-        wave_keys += 1
-        if key not in _ARRAY_NAMES:
-            scalars[key] = _plain(simdjson, value)
-    arrays_present = sum(name in wave for name in _ARRAY_NAMES)
+    """The document without the big arrays as plain Python (None: a duplicated key).
+
+    Keys are walked with keys() + get(): items() would convert the big arrays to lists too.
+    """
+    top_keys = list(document.keys())
+    wave_keys = list(wave.keys())
     # json.loads keeps the last of duplicated keys; rather than mimic that, defer
-    if seen != len(plain) + 1 or wave_keys != len(scalars) + arrays_present:
+    if len(set(top_keys)) != len(top_keys) or len(set(wave_keys)) != len(wave_keys):
         return None
-    plain["wave"] = scalars
+    plain = {key: _plain(simdjson, document.get(key)) for key in top_keys if key != "wave"}
+    plain["wave"] = {key: _plain(simdjson, wave.get(key)) for key in wave_keys
+                     if key not in _ARRAY_NAMES}
     return plain
 
 
