@@ -3,9 +3,10 @@
 
 Everything is measured in the same run (same machine load), after a warm-up pass so that the
 page cache and the numpy import are not charged to the first contender:
-  * reader MB/s (kerneltrace.readers.wavefile.iter_wave_files over every wave file) and
-    json.loads MB/s on the same files (read_bytes + json.loads), interleaved per 2 MB chunk,
-    best of --repeat, in CPU seconds of this process (robust to the other engineers' load);
+  * reader MB/s (kerneltrace.readers.wavefile.iter_wave_files over every wave file) for both
+    paths side by side - pysimdjson first (the default when importable) and the numpy path alone
+    (simd=False) - and json.loads MB/s on the same files (read_bytes + json.loads), interleaved
+    per 2 MB chunk, best of --repeat, in CPU seconds of this process (robust to others' load);
   * analyze_waves() CPU time on the same dir;
   * peak RSS of analyze_waves in a fresh subprocess per capture (VmHWM), and of a bare
     subprocess that only imports numpy + kerneltrace (the floor);
@@ -85,7 +86,11 @@ def measure_dir(directory: Path, repeat: int) -> dict:
     table = read_code_json(directory / "code.json")
 
     def reader(group: list[Path]) -> None:
-        for _ in iter_wave_files(group):
+        for _ in iter_wave_files(group, simd=True):
+            pass
+
+    def numpy_reader(group: list[Path]) -> None:
+        for _ in iter_wave_files(group, simd=False):
             pass
 
     def plain_json(group: list[Path]) -> None:
@@ -93,20 +98,28 @@ def measure_dir(directory: Path, repeat: int) -> dict:
             json.loads(path.read_bytes())
 
     reader(paths)
+    numpy_reader(paths)
     plain_json(paths)  # warm-up: page cache, lazy imports
-    # Interleaved per ~2 MB chunk (reader, json, reader, json, …): both contenders see the same
+    # Interleaved per ~2 MB chunk (simd, numpy, json, simd, …): all contenders see the same
     # machine state; the best of `repeat` per chunk is summed.
-    reader_s = json_s = 0.0
+    contenders = {"reader_s": reader, "numpy_s": numpy_reader, "json_s": plain_json}
+    totals = dict.fromkeys(contenders, 0.0)
     for group in chunks(paths):
-        best_reader = best_json = float("inf")
+        best = dict.fromkeys(contenders, float("inf"))
         for _ in range(repeat):
-            best_reader = min(best_reader, best_of(1, lambda g=group: reader(g)))
-            best_json = min(best_json, best_of(1, lambda g=group: plain_json(g)))
-        reader_s += best_reader
-        json_s += best_json
+            for key, run in contenders.items():
+                best[key] = min(best[key], best_of(1, lambda g=group, r=run: r(g)))
+        for key in totals:
+            totals[key] += best[key]
     analyze_s = best_of(repeat, lambda: analyze_waves(directory, table))
-    return {"files": len(paths), "mb": size / 1e6, "reader_s": reader_s, "json_s": json_s,
-            "analyze_s": analyze_s}
+    return {"files": len(paths), "mb": size / 1e6, **totals, "analyze_s": analyze_s}
+
+
+def speeds(m: dict) -> str:
+    """simd MB/s | numpy MB/s | json MB/s | simd / json | numpy / json | simd / numpy."""
+    return (f"{m['mb'] / m['reader_s']:.0f} | {m['mb'] / m['numpy_s']:.0f} | "
+            f"{m['mb'] / m['json_s']:.0f} | {m['json_s'] / m['reader_s']:.1f}x | "
+            f"{m['json_s'] / m['numpy_s']:.1f}x | {m['numpy_s'] / m['reader_s']:.1f}x")
 
 
 def child_rss(directory: Path | None) -> float:
@@ -140,14 +153,21 @@ def main(argv: list[str] | None = None) -> int:
     largest = largest_shared_dir()
     if largest is not None:
         targets[f"largest other: {largest.name}"] = largest
+    from kerneltrace.readers.wavefile_simd import simd_reader
+
+    active = "pysimdjson (simd)" if simd_reader() is not None else "numpy (pysimdjson unavailable)"
+    if simd_reader() is None:
+        print("warning: pysimdjson not importable: the 'simd' columns measure the numpy path too")
     floor = child_rss(None)
+    print(f"active wave-reader path: {active}")
     print(f"RSS floor (python + numpy + kerneltrace imported): {floor:.0f} MB\n")
-    print("| capture | files | MB | reader MB/s | json.loads MB/s | ratio | analyze_waves s | peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|")
+    header = ("simd MB/s | numpy MB/s | json.loads MB/s | simd / json | numpy / json | "
+              "simd / numpy")
+    print(f"| capture | files | MB | {header} | analyze_waves s | peak RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, directory in targets.items():
         m = measure_dir(directory, args.repeat)
-        print(f"| {name} | {m['files']} | {m['mb']:.1f} | {m['mb'] / m['reader_s']:.0f} | "
-              f"{m['mb'] / m['json_s']:.0f} | {m['json_s'] / m['reader_s']:.1f}x | "
+        print(f"| {name} | {m['files']} | {m['mb']:.1f} | {speeds(m)} | "
               f"{m['analyze_s']:.2f} | {child_rss(directory):.0f} |")
 
     if CAPTURES.is_dir():
@@ -159,17 +179,16 @@ def main(argv: list[str] | None = None) -> int:
 
     from kerneltrace.synth import demo_large, write_dispatch_dir
 
-    print("\n| synthetic demo_large | files | MB | reader MB/s | json.loads MB/s | ratio | "
+    print(f"\n| synthetic demo_large | files | MB | {header} | "
           "analyze_waves s | time / scale-1 time | peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     base = None
     with tempfile.TemporaryDirectory() as tmp:
         for scale in args.scales:
             directory = write_dispatch_dir(Path(tmp) / f"scale{scale}", demo_large(scale))
             m = measure_dir(directory, args.repeat)
             base = base or m["analyze_s"]
-            print(f"| scale {scale} | {m['files']} | {m['mb']:.1f} | {m['mb'] / m['reader_s']:.0f} | "
-                  f"{m['mb'] / m['json_s']:.0f} | {m['json_s'] / m['reader_s']:.1f}x | "
+            print(f"| scale {scale} | {m['files']} | {m['mb']:.1f} | {speeds(m)} | "
                   f"{m['analyze_s']:.2f} | {m['analyze_s'] / base:.1f} | {child_rss(directory):.0f} |")
     print(f"\n(this process peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")
     return 0

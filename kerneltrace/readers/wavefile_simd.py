@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -104,21 +104,22 @@ class SimdReader:
                 continue
             if not isinstance(rows, simdjson.Array):
                 return None
-            count = len(rows)
             buffer = memoryview(rows.as_buffer(of_type="i"))
             del rows
             at = _value_at(skeleton, name)
             if at < 0:
                 return None
+            # The skeleton alone fixes the shape: with it, every row (entry) holds exactly its
+            # integers, so the buffer size gives the row count and no len() proxy call is needed.
             if name == "waitcnt":
-                found = _waitcnt_pairs(skeleton, at, count)
-                if found is None or buffer.nbytes != 8 * (count + 2 * sum(found)):
+                found = _waitcnt_pairs(skeleton, at)
+                if found is None or buffer.nbytes != 8 * (len(found) + 2 * sum(found)):
                     return None
                 pairs = found
             else:
                 width = _WIDTHS[name]
-                if (buffer.nbytes != 8 * width * count
-                        or not skeleton.startswith(rows_skeleton(count, width), at)):
+                count, rest = divmod(buffer.nbytes, 8 * width)
+                if rest or not skeleton.startswith(rows_skeleton(count, width), at):
                     return None
             buffers[name] = buffer
         plain = _plain_document(simdjson, document, wave)
@@ -136,58 +137,50 @@ def _value_at(skeleton: bytes, name: str) -> int:
     return skeleton.find(key) + len(key)
 
 
-def _waitcnt_pairs(skeleton: bytes, at: int, entry_count: int) -> list[int] | None:
+def _waitcnt_pairs(skeleton: bytes, at: int) -> list[int] | None:
     """Producer count of each waitcnt entry from a regular skeleton, or None."""
     match = WAITCNT_SKELETON.match(skeleton, at)
     if match is None:
         return None
-    if entry_count == 0:
-        return [] if match.end() - at == 2 else None
+    if match.end() - at == 2:  # []
+        return []
     pieces = match.group()[1:-1].split(_ENTRY_BREAK)
-    if len(pieces) != entry_count:
-        return None
-    return list(map(bytes.count, pieces, repeat(_PAIR, entry_count)))
+    return list(map(bytes.count, pieces, repeat(_PAIR, len(pieces))))
 
 
 def finish_batch(batch: list[Certified]) -> list[WaveFile | InputError]:
-    """WaveFiles of certified files: each array kind of the batch cut by a few numpy calls."""
+    """WaveFiles of certified files; the waitcnt lists of the whole batch split by a few numpy calls."""
     import numpy as np
 
-    arrays = {name: np.frombuffer(b"".join(item.buffers.get(name, b"") for item in batch),
-                                  dtype=np.int64) for name in _ARRAY_NAMES}
-    instructions = arrays["instructions"].reshape(-1, 5)
-    timeline = arrays["timeline"].reshape(-1, 2)
-    # Entry j of the concatenated waitcnt values starts after j lines and 2 x (pairs before j).
-    pairs = np.fromiter((p for item in batch for p in item.pairs), np.int64)
+    # instructions / timeline: a zero-copy int64 view of each file's own buffer
+    # waitcnt: entry j of the concatenated values starts after j lines and 2 x (pairs before j)
+    waitcnt = np.frombuffer(b"".join(item.buffers.get("waitcnt", b"") for item in batch),
+                            dtype=np.int64)
+    pairs = np.fromiter(chain.from_iterable(item.pairs for item in batch), np.int64)
     cumulative = np.zeros(pairs.size + 1, np.int64)
     np.cumsum(pairs, out=cumulative[1:])
     starts = np.arange(pairs.size) + 2 * cumulative[:-1]
-    keep = np.ones(arrays["waitcnt"].size, dtype=bool)
+    keep = np.ones(waitcnt.size, dtype=bool)
     keep[starts] = False
-    lines = arrays["waitcnt"][starts]
-    producers = arrays["waitcnt"][keep].reshape(-1, 2)
+    lines = waitcnt[starts]
+    producers = waitcnt[keep].reshape(-1, 2)
+    bounds = cumulative.tolist()
     empty = empty_arrays()
     result: list[WaveFile | InputError] = []
-    row = {"instructions": 0, "timeline": 0}
     entry = 0
     for item in batch:
-        sizes = {name: item.buffers[name].nbytes // (8 * width) if name in item.buffers else 0
-                 for name, width in _WIDTHS.items()}
         parsed: dict[str, Any] = {
-            "instructions": instructions[row["instructions"]:row["instructions"] + sizes["instructions"]]
-            if "instructions" in item.buffers else empty["instructions"],
-            "timeline": timeline[row["timeline"]:row["timeline"] + sizes["timeline"]]
-            if "timeline" in item.buffers else empty["timeline"],
-        }
-        row["instructions"] += sizes["instructions"]
-        row["timeline"] += sizes["timeline"]
+            name: np.frombuffer(item.buffers[name], dtype=np.int64).reshape(-1, width)
+            for name, width in _WIDTHS.items() if name in item.buffers}
         if "waitcnt" in item.buffers:
             count = len(item.pairs)
-            first, last = cumulative[entry], cumulative[entry + count]
+            first, last = bounds[entry], bounds[entry + count]
             parsed["waitcnt"] = (lines[entry:entry + count],
                                  cumulative[entry:entry + count + 1] - first,
                                  producers[first:last])
             entry += count
+        else:
+            parsed["waitcnt"] = empty["waitcnt"]
         try:
             result.append(build_wave(item.document, parsed, item.path, len(item.data), "simd"))
         except InputError as err:  # a scalar of the wrong type: the same error as the other paths
