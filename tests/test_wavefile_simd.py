@@ -177,3 +177,14 @@ def test_environment_switch_disables_the_simd_path(tmp_path, monkeypatch):
     assert read_wave_file(path).parser == "simd"
     monkeypatch.setenv(PARSER_ENV, "numpy")
     assert read_wave_file(path).parser == "fast"
+
+
+def test_numpy_whole_batch_path_still_engages_and_refuses_compensating_rows(tmp_path):
+    """The skeleton checks added to the numpy batch path keep regular compact files on it."""
+    from kerneltrace.readers.wavefile_fast import parse_compact_batch
+
+    good = [(tmp_path / f"se0_sm0_sl0_wv{k}.json", COMPACT.encode()) for k in range(3)]
+    records = parse_compact_batch(good)
+    assert records is not None and [r.parser for r in records] == ["fast"] * 3
+    ragged = REFUSED["ragged rows that compensate"].encode()
+    assert parse_compact_batch([*good, (tmp_path / "se0_sm0_sl0_wv9.json", ragged)]) is None

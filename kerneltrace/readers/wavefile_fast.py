@@ -119,7 +119,7 @@ def parse_compact_batch(batch: list[tuple[Path, bytes | InputError]]) -> list[Wa
     for text in texts["waitcnt"]:
         skeleton = text.translate(None, DIGITS_AND_WHITESPACE)
         match = WAITCNT_SKELETON.match(skeleton, 1)
-        if match is None or skeleton[match.end():] not in (b"}}\n{", b"}}"):
+        if match is None or skeleton[match.end():] not in (b"}}{", b"}}"):  # "\n" is deleted too
             return None
     entries = [a + b for a, b in zip(map(bytes.count, texts["waitcnt"], repeat(b",[[")),
                                      map(bytes.count, texts["waitcnt"], repeat(b",[]")), strict=True)]
