@@ -50,6 +50,14 @@ _ALIASES = {
     "stall_reasons": "Stall_Reasons",
 }
 
+# Columns that are sums of per-wave counts or cycles: never negative, and Stall <= Latency per row
+# (docs/rocprof-formats.md §8.9/§8.10). Codeobj/Vaddr are identifiers, not counts.
+COUNT_COLUMNS = frozenset({"Hit", "Latency", "Stall", "Idle", "PC_Issued", "PC_Stalled"})
+INCONSISTENT_FIX = (
+    "the decoder never writes this (counts are sums over waves, latency includes stall): the file was "
+    "edited or written by another tool; re-decode the .att capture with rocprofv3"
+)
+
 EMPTY_TRACE_FIX = (
     "no wave ran on the traced CU: re-capture with another att_target_cu, more waves "
     "(a bigger grid/problem size), a wider att_shader_engine_mask (e.g. 0xf), and check that "
@@ -120,6 +128,10 @@ def _column_map(path: Path, header: list[str]) -> dict[str, int]:
     return positions
 
 
+def _negative(path: Path, row_index: int, column: str, value: int) -> InputError:
+    return _bad(path, f"row {row_index}: column {column} is {value}, a count cannot be negative", INCONSISTENT_FIX)
+
+
 def _as_int(path: Path, value: object, row_index: int, column: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _bad(path, f"row {row_index}: column {column} is {value!r}, expected an integer")
@@ -137,6 +149,8 @@ def _reasons(path: Path, value: object, row_index: int) -> dict[str, int]:
     for position, count in enumerate(value):
         name = PC_SAMPLING_REASONS[position] if position < len(PC_SAMPLING_REASONS) else f"REASON_{position}"
         reasons[name] = _as_int(path, count, row_index, "Stall_Reasons")
+        if reasons[name] < 0:
+            raise _negative(path, row_index, "Stall_Reasons", reasons[name])
     return reasons
 
 
@@ -213,6 +227,8 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
             hits = _as_int(path, hits, index, "Hit")
         if type(latency) is not int:
             latency = _as_int(path, latency, index, "Latency")
+        if hits < 0 or latency < 0:
+            raise _negative(path, index, "Hit" if hits < 0 else "Latency", min(hits, latency))
         if legacy:
             rows.append(CodeRow(index, asm, source, None, None, hits, latency, None, None, kernel=current))
             continue
@@ -224,8 +240,13 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
             value = row[position]
             if type(value) is not int:
                 value = _as_int(path, value, index, column)
+            if value < 0 and column in COUNT_COLUMNS:
+                raise _negative(path, index, column, value)
             optional.append(value)
         codeobj, vaddr, stall, idle, pc_issued, pc_stalled = optional
+        if stall is not None and stall > latency:
+            raise _bad(path, f"row {index}: Stall {stall} exceeds Latency {latency} (latency includes the stall)",
+                       INCONSISTENT_FIX)
         rows.append(
             CodeRow(
                 index,
