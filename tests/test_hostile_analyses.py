@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from kerneltrace.errors import InputError
 
-SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None,
+SETTINGS = settings(max_examples=100, deadline=None, derandomize=True, database=None,
                     phases=[Phase.explicit, Phase.generate, Phase.shrink],
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 HUGE = 2**62
@@ -107,14 +107,14 @@ class Case:
 
 
 @st.composite
-def counts_strategy(draw) -> list[int]:
-    """Hit, Latency, Stall, Idle: mostly consistent (0 <= Stall <= Latency, maybe 2^62), sometimes not."""
-    if draw(st.sampled_from(["consistent"] * 4 + ["hostile"])) == "hostile":
+def counts_strategy(draw, hostile: bool) -> list[int]:
+    """Hit, Latency, Stall, Idle: consistent (0 <= Stall <= Latency, maybe 2^62), or anything."""
+    if hostile and draw(st.booleans()):
         return [draw(COUNT) for _ in range(4)]
     big = st.sampled_from([0, 1, HUGE])
     latency = draw(st.one_of(st.integers(0, 5000), big))
     stall = draw(st.one_of(st.integers(0, latency), st.sampled_from([0, latency])))
-    hits = draw(st.one_of(st.integers(0, 64), big))
+    hits = draw(st.one_of(st.integers(1, 64), st.integers(1, 64), big))
     idle = draw(st.one_of(st.integers(0, 5000), big))
     return [hits, latency, stall, idle]
 
@@ -122,28 +122,44 @@ def counts_strategy(draw) -> list[int]:
 @st.composite
 def rows_strategy(draw) -> list[list]:
     count = draw(st.integers(1, 7))
+    # most cases keep the counts consistent so that the analyses behind the reader get exercised
+    hostile = draw(st.sampled_from([False, False, True]))
     rows: list[list] = []
     for index in range(1, count + 1):
         line_number = index
         if index > 1 and draw(st.booleans()) and draw(st.booleans()):
             line_number = rows[-1][2]  # duplicate LineNumber
         vaddr = draw(st.one_of(st.just(4096 + 4 * index), st.sampled_from([-4, 0, HUGE])))
-        rows.append([draw(ASM), 0, line_number, draw(SOURCE), 2, vaddr, *draw(counts_strategy())])
+        rows.append([draw(ASM), 0, line_number, draw(SOURCE), 2, vaddr, *draw(counts_strategy(hostile))])
     return rows
 
 
 @st.composite
 def wave_strategy(draw, rows: int) -> dict:
-    line = st.integers(-2, rows + 4)
-    time = st.one_of(st.integers(0, 5000), st.sampled_from([-100, HUGE]))
-    instructions = draw(st.lists(
-        st.tuples(time, st.integers(-1, 20), COUNT, COUNT, line).map(list), max_size=6))
-    timeline = draw(st.lists(st.tuples(st.integers(-2, 7), COUNT).map(list), max_size=5))
+    """One wave file: plausible (rows that exist, 0 <= stall <= duration, ordered times inside
+    [begin, end], states 0..4) with hostile timeline/waitcnt details, or anything at all."""
+    hostile = draw(st.booleans())
+    any_line = st.one_of(st.integers(-2, rows + 4), st.just(HUGE))
+    if hostile:
+        begin = draw(st.sampled_from([0, 100, -50, HUGE]))
+        end = draw(st.sampled_from([begin + 6000, begin - 10, 0]))
+        time = st.one_of(st.integers(0, 5000), st.sampled_from([-100, HUGE]))
+        instructions = draw(st.lists(st.tuples(time, st.integers(-1, 20), COUNT, COUNT, any_line).map(list),
+                                     max_size=6))
+    else:
+        begin = draw(st.sampled_from([0, 100, HUGE - 10**6]))
+        end = begin + 6000
+        times = sorted(draw(st.lists(st.integers(begin, end), max_size=6)))
+        instructions = [[time, draw(st.integers(0, 13)), draw(st.integers(0, 100)),
+                         draw(st.integers(100, 200)), draw(st.integers(1, rows))] for time in times]
+    state = st.integers(-2, 7) if hostile else st.integers(0, 4)
+    cycles = COUNT if hostile else st.integers(0, 1000)
+    timeline = draw(st.lists(st.tuples(state, cycles).map(list), max_size=5))
+    # producers may point at the wait itself
+    wait_line = any_line if hostile else st.integers(1, rows)
     waitcnt = draw(st.lists(
-        st.tuples(line, st.lists(st.tuples(line, st.just(0)).map(list), max_size=3)).map(list),
+        st.tuples(wait_line, st.lists(st.tuples(wait_line, st.just(0)).map(list), max_size=3)).map(list),
         max_size=3))
-    begin = draw(st.sampled_from([0, 100, -50, HUGE]))
-    end = draw(st.sampled_from([begin + 6000, begin - 10, 0]))
     return {
         "duration": end - begin, "name": "SE0", "num_insts": len(instructions),
         "num_stitched": len(instructions),
@@ -197,9 +213,12 @@ def fractions(node: Any, path: str = "") -> list[tuple[str, Any]]:
     if isinstance(node, dict):
         for key, value in node.items():
             where = f"{path}.{key}"
-            if isinstance(key, str) and (key == "share" or key.endswith(("_share", "_fraction", "fraction"))
-                                         or key == "stall_rate"):
-                found.append((where, value))
+            if isinstance(key, str) and (key == "share" or key.startswith("share_") or key == "stall_rate"
+                                         or key.endswith(("_share", "_shares", "fraction"))):
+                if isinstance(value, dict):  # {idle: share, ...} or a distribution {min, p50, ...}
+                    found += [(f"{where}.{name}", item) for name, item in value.items()]
+                else:
+                    found.append((where, value))
             found += fractions(value, where)
     elif isinstance(node, list):
         for position, value in enumerate(node):
@@ -209,7 +228,7 @@ def fractions(node: Any, path: str = "") -> list[tuple[str, Any]]:
 
 def assert_fractions_in_unit_range(document: dict) -> None:
     for where, value in fractions(document):
-        if value is None or isinstance(value, (dict, list)):
+        if value is None or isinstance(value, (dict, list)) or where.endswith(".share_threshold"):
             continue
         assert isinstance(value, (int, float)) and 0.0 <= value <= 1.0, (where, value)
 
@@ -236,6 +255,9 @@ def run_everything(directory: Path, csvs: dict[str, Path], case: Case, waves: bo
         event(f"InputError: {error.what.split(':')[-1].split(' is ')[0][:40]}")
         return
     event("analysed")
+    if "waves" in result.document:
+        waves_object = result.document["waves"]
+        event(f"waves analysed: {min(waves_object['waves'], 1)}, skipped: {min(len(waves_object['skipped']), 1)}")
     document = strict_json(result.document)
     totals = document["totals"]
     for key, expected in case.code_sums().items():
@@ -298,3 +320,70 @@ def test_stall_above_latency_is_refused(tmp_path, counts) -> None:
     with pytest.raises(InputError) as caught:
         analyze_dispatch(directory)
     assert f"row 2: Stall {counts[2]} exceeds Latency {counts[1]}" in caught.value.what
+
+
+def _wave(instructions: list[list], *, begin: int = 0, end: int = 6000, timeline: list | None = None,
+          waitcnt: list | None = None) -> dict:
+    return {"duration": end - begin, "name": "SE0", "num_insts": len(instructions),
+            "num_stitched": len(instructions),
+            "wave": {"begin": begin, "cu": 1, "end": end, "id": 0, "instructions": instructions,
+                     "simd": 0, "slot": 0, "timeline": timeline or [[2, end - begin]],
+                     "waitcnt": waitcnt or []}}
+
+
+GOOD_WAVE = [[10, 1, 50, 100, 1], [200, 9, 50, 100, 2]]
+
+
+@pytest.mark.parametrize(("bad_wave", "why"), [
+    (_wave([[10, 1, 0, 4, -1]]), "outside code.json"),                    # was ValueError
+    (_wave([[10, 1, 0, 4, 2**62]]), "outside code.json"),                 # would allocate 2^62 rows
+    (_wave(GOOD_WAVE, waitcnt=[[2, [[99, 0]]]]), "waitcnt entry"),        # was RecursionError
+    (_wave([[10, 1, 0, 4, 1]], begin=100, end=6100), "outside the wave"),  # prologue_share < 0
+    (_wave([[300, 1, 0, 4, 1], [200, 1, 0, 4, 2]]), "before the instruction preceding it"),
+    (_wave([[10, 1, 5, 4, 1]]), "stall above its duration"),
+    (_wave([[10, 1, -5, 4, 1]]), "negative stall"),
+    (_wave(GOOD_WAVE, timeline=[[2, -7]]), "negative duration"),
+    (_wave([], begin=500, end=100), "before its begin"),
+])
+def test_implausible_wave_file_is_skipped_and_reported(tmp_path, bad_wave, why) -> None:
+    from kerneltrace.hotspot_report import analyze_dispatch
+
+    # code.json = the sums of the two good waves (rocprof-formats.md §8.10: idle = gap after the
+    # previous end: 10 - 0 and 200 - 110 per wave)
+    rows = _rows_with([2, 200, 100, 180])
+    rows[0][6:10] = [2, 200, 100, 20]
+    directory, _ = write_case(tmp_path, Case(rows, [_wave(GOOD_WAVE), _wave(GOOD_WAVE), bad_wave]))
+    waves = analyze_dispatch(directory, waves=True)["waves"]
+    assert waves["files"] == 3 and waves["waves"] == 2
+    assert [entry["file"] for entry in waves["skipped"]] == ["se0_sm0_sl0_wv2.json"]
+    assert why in waves["skipped"][0]["error"]
+    assert not waves["consistency"]["ok"]
+    # the two good waves are exactly the code.json sums: nothing of the bad one leaked in
+    assert not waves["consistency"]["mismatched_rows"]
+
+
+def test_waitcnt_entry_without_producers_is_no_crash(tmp_path) -> None:
+    """A waitcnt entry with an empty producer list (was IndexError in the attribution)."""
+    from kerneltrace.hotspot_report import analyze_dispatch
+
+    rows = _rows_with([1, 100, 50, 90])
+    rows[0][6:10] = [1, 100, 50, 10]
+    directory, _ = write_case(tmp_path, Case(rows, [_wave(GOOD_WAVE, waitcnt=[[2, []]])]))
+    waves = analyze_dispatch(directory, waves=True)["waves"]
+    assert waves["waves"] == 1 and not waves["skipped"] and waves["consistency"]["ok"]
+    assert all(not entry["producers"] for entry in waves["waitcnt"])
+
+
+@pytest.mark.parametrize("column", ["LDS_Block_Size", "VGPR_Count", "SGPR_Count", "Workgroup_Size_X"])
+def test_negative_kernel_trace_size_is_unknown(tmp_path, column) -> None:
+    """A negative LDS size divided by zero in the occupancy (granule rounding gave 0)."""
+    from kerneltrace.hotspot_report import analyze_dispatch
+
+    directory, csvs = write_case(tmp_path, Case(_rows_with([4, 100, 50, 0]), agent="gfx942",
+                                                registers={column: -1}))
+    document = analyze_dispatch(directory, **csvs)
+    trace = document["metadata"]["kernel_trace"]
+    assert trace is not None
+    key = {"LDS_Block_Size": "lds_bytes", "VGPR_Count": "vgpr_count", "SGPR_Count": "sgpr_count",
+           "Workgroup_Size_X": "workgroup_size"}[column]
+    assert trace[key] is None

@@ -59,6 +59,68 @@ def grow(totals: WaveTotals, size: int) -> None:
     totals.rows = size
 
 
+def implausible_waves(waves: list[WaveFile], code_rows: int) -> dict[int, str]:
+    """{position in `waves`: why} for waves whose values the decoder cannot write.
+
+    Every `line` (instructions, waitcnt waits and producers) must name a code.json row
+    (0 <= line < code_rows), 0 <= stall <= duration (rocprof-formats.md §8.9), begin <= end,
+    timeline durations >= 0, and issue times must not decrease and lie within [begin, end]
+    (true of every instruction of every shared capture). Such a wave would put negative cycles, rows past code.json (a huge
+    one allocates per-row arrays that large), stall rates above 1 or negative loop/prologue
+    shares into the analyses, so it is skipped and reported like an unreadable file.
+    Vectorized over the whole group: the normal case costs a few numpy calls.
+    """
+    import numpy as np
+
+    reasons: dict[int, str] = {}
+
+    def outside(lines: np.ndarray) -> np.ndarray:
+        return (lines < 0) | (lines >= code_rows)
+
+    for arrays in ([wave.waitcnt_lines for wave in waves],
+                   [wave.waitcnt_producers[:, 0] for wave in waves]):
+        counts = [len(values) for values in arrays]
+        if sum(counts):
+            bad = outside(np.concatenate(arrays))
+            for wave in np.unique(np.repeat(np.arange(len(waves)), counts)[bad]).tolist():
+                reasons.setdefault(wave, f"a waitcnt entry names a code row outside code.json "
+                                         f"(0..{code_rows - 1})")
+    for position, wave in enumerate(waves):
+        if wave.end < wave.begin:
+            reasons.setdefault(position, f"wave end {wave.end} is before its begin {wave.begin}")
+    timeline_counts = [len(wave.timeline) for wave in waves]
+    if sum(timeline_counts):
+        negative = np.concatenate([wave.timeline[:, 1] for wave in waves]) < 0
+        for wave in np.unique(np.repeat(np.arange(len(waves)), timeline_counts)[negative]).tolist():
+            reasons.setdefault(wave, "a timeline entry has a negative duration")
+    lengths = [len(wave.instructions) for wave in waves]
+    if not sum(lengths):
+        return reasons
+    ins = np.concatenate([wave.instructions for wave in waves])
+    time, _, stall, duration, line = ins.T
+    owner = np.repeat(np.arange(len(waves)), lengths)
+    start = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    begins = np.array([wave.begin for wave in waves], np.int64)[owner]
+    ends = np.array([wave.end for wave in waves], np.int64)[owner]
+    earlier = np.zeros(len(time), bool)
+    earlier[1:] = (time[1:] < time[:-1]) & (owner[1:] == owner[:-1])
+    checks = (
+        (outside(line), f"names a code row outside code.json (0..{code_rows - 1})"),
+        (stall < 0, "has a negative stall"),
+        (duration < 0, "has a negative duration"),
+        (stall > duration, "has a stall above its duration"),
+        ((time < begins) | (time > ends), "is issued outside the wave's [begin, end]"),
+        (earlier, "is issued before the instruction preceding it"),
+    )
+    for bad, why in checks:
+        for position in np.flatnonzero(bad).tolist():
+            wave = int(owner[position])
+            if wave not in reasons:
+                values = ins[position].tolist()
+                reasons[wave] = f"instruction {position - int(start[wave])} {values} {why}"
+    return reasons
+
+
 def add_group(totals: WaveTotals, waves: list[WaveFile], mfma_by_line: np.ndarray) -> None:
     """Accumulate a group of waves with numpy calls over the whole group (not per wave).
 
@@ -70,6 +132,15 @@ def add_group(totals: WaveTotals, waves: list[WaveFile], mfma_by_line: np.ndarra
 
     if not waves:
         return
+    implausible = implausible_waves(waves, totals.rows)
+    if implausible:
+        for position, why in sorted(implausible.items()):
+            totals.files += 1
+            totals.bytes += waves[position].nbytes
+            totals.skipped.append({"file": waves[position].path.name, "error": f"implausible values: {why}"})
+        waves = [wave for position, wave in enumerate(waves) if position not in implausible]
+        if not waves:
+            return
     for wave in waves:
         totals.files += 1
         totals.bytes += wave.nbytes

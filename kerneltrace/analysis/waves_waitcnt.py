@@ -50,7 +50,7 @@ def attribute_waits(waits: WaitTotals, group: list[WaveFile], owner: np.ndarray,
     entry_counts = [len(wave.waitcnt_lines) for wave in group]
     if not sum(entry_counts):
         return
-    rows = int(max(line.max(), max(int(w.waitcnt_producers[:, 0].max(initial=0)) for w in group),
+    rows = int(max(line.max(initial=0), max(int(w.waitcnt_producers[:, 0].max(initial=0)) for w in group),
                    max(int(w.waitcnt_lines.max(initial=0)) for w in group))) + 1
     n = len(line)
     if len(group) * rows * (n + 1) >= 1 << 62:  # keys would overflow int64: split the group
@@ -71,6 +71,8 @@ def attribute_waits(waits: WaitTotals, group: list[WaveFile], owner: np.ndarray,
     # Executions of a listed wait row (in its own wave) that stalled.
     instance_key = owner * rows + line
     listed = np.unique(pair_wave_wait)
+    if not len(listed):  # every entry has an empty producer list: nothing to attribute
+        return
     where = np.minimum(np.searchsorted(listed, instance_key), len(listed) - 1)
     positions = np.flatnonzero((listed[where] == instance_key) & (stall > 0))
     if not len(positions):
