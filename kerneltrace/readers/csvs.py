@@ -154,6 +154,16 @@ def _int(value: str | None) -> int | None:
         return int(number) if math.isfinite(number) else None
 
 
+def _size(value: str | None) -> int | None:
+    """A count or size cell (registers, bytes, CUs, workgroup extent): negative is unknown (None).
+
+    No tool writes a negative size; reading it as unknown keeps it out of the occupancy
+    arithmetic (an LDS size of -1 rounded to a granule of 0 divided by zero).
+    """
+    number = _int(value)
+    return None if number is None or number < 0 else number
+
+
 def _float(value: str | None) -> float | None:
     if value is None or not value.strip():
         return None
@@ -171,7 +181,7 @@ def _first(row: dict[str, str], *names: str) -> str | None:
 
 
 def _triple(row: dict[str, str], prefix: str) -> tuple[int, int, int] | None:
-    values = [_int(row.get(f"{prefix}_{axis}")) for axis in "XYZ"]
+    values = [_size(row.get(f"{prefix}_{axis}")) for axis in "XYZ"]
     if values[0] is None:
         return None
     return (values[0], values[1] or 1, values[2] or 1)
@@ -188,11 +198,11 @@ def read_kernel_trace(path: Path) -> list[KernelTraceRow]:
                 dispatch_id=_int(row.get("Dispatch_Id")),
                 kernel_id=_int(row.get("Kernel_Id")),
                 agent=(row.get("Agent_Id") or None),
-                vgpr_count=_int(row.get("VGPR_Count")),
-                accum_vgpr_count=_int(row.get("Accum_VGPR_Count")),
-                sgpr_count=_int(row.get("SGPR_Count")),
-                lds_bytes=_int(_first(row, "LDS_Block_Size", "Group_Segment_Size")),
-                scratch_bytes=_int(_first(row, "Scratch_Size", "Private_Segment_Size")),
+                vgpr_count=_size(row.get("VGPR_Count")),
+                accum_vgpr_count=_size(row.get("Accum_VGPR_Count")),
+                sgpr_count=_size(row.get("SGPR_Count")),
+                lds_bytes=_size(_first(row, "LDS_Block_Size", "Group_Segment_Size")),
+                scratch_bytes=_size(_first(row, "Scratch_Size", "Private_Segment_Size")),
                 workgroup_size=_triple(row, "Workgroup_Size"),
                 grid_size=_triple(row, "Grid_Size"),
                 start_ns=_int(row.get("Start_Timestamp")),
@@ -213,11 +223,11 @@ def read_agent_info(path: Path) -> list[AgentInfo]:
             name=(row.get("Name") or "").strip(),
             gfx_target_version=_int(row.get("Gfx_Target_Version")),
             product_name=(row.get("Product_Name") or "").strip(),
-            cu_count=_int(row.get("Cu_Count")),
-            simd_per_cu=_int(row.get("Simd_Per_Cu")),
-            max_waves_per_simd=_int(row.get("Max_Waves_Per_Simd")),
-            wave_front_size=_int(row.get("Wave_Front_Size")),
-            lds_size_kb=_int(row.get("Lds_Size_In_Kb")),
+            cu_count=_size(row.get("Cu_Count")),
+            simd_per_cu=_size(row.get("Simd_Per_Cu")),
+            max_waves_per_simd=_size(row.get("Max_Waves_Per_Simd")),
+            wave_front_size=_size(row.get("Wave_Front_Size")),
+            lds_size_kb=_size(row.get("Lds_Size_In_Kb")),
             max_engine_clock_mhz=_int(row.get("Max_Engine_Clk_Fcompute")),
             source=str(path),
         )
