@@ -312,14 +312,17 @@ def test_negative_count_is_refused_naming_column_and_row(tmp_path, counts, colum
 
 
 @pytest.mark.parametrize("counts", [[4, 1, 2, 0], [4, 0, 7, 0]])
-def test_stall_above_latency_is_refused(tmp_path, counts) -> None:
-    """It made stall_rate exceed 1 (found by the property: stall_rate 2.0)."""
+def test_stall_above_latency_is_kept_with_a_warning_and_rates_capped(tmp_path, counts) -> None:
+    """Found by the property (stall_rate 2.0). Not refused: RDNA decoders <= 0.1.4 over-report stall."""
     from kerneltrace.hotspot_report import analyze_dispatch
 
     directory, _ = write_case(tmp_path, Case(_rows_with(counts)))
-    with pytest.raises(InputError) as caught:
-        analyze_dispatch(directory)
-    assert f"row 2: Stall {counts[2]} exceeds Latency {counts[1]}" in caught.value.what
+    document = analyze_dispatch(directory)
+    assert any("Stall > Latency" in warning and "row 2" in warning for warning in document["warnings"])
+    rates = [line["stall_rate"] for line in document["source_lines"] if line["stall_rate"] is not None]
+    assert all(0.0 <= rate <= 1.0 for rate in rates)
+    # totals stay the raw code.json sums
+    assert document["totals"]["stall_cycles"] >= counts[2]
 
 
 def _wave(instructions: list[list], *, begin: int = 0, end: int = 6000, timeline: list | None = None,

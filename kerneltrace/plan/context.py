@@ -113,7 +113,7 @@ class PlanContext:
             instruction_index=ins["index"],
             asm=ins.get("asm", ""),
             stall_cycles=stall,
-            stall_rate=round(stall / latency, 4) if stall is not None and latency else None,
+            stall_rate=round(min(1.0, stall / latency), 4) if stall is not None and latency else None,
             note=note,
         )
 

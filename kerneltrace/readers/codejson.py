@@ -200,6 +200,7 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
     ]
     rows: list[CodeRow] = []
     kernels: list[KernelLabel] = []
+    stall_over_latency: list[int] = []
     current: str | None = None
     expected = len(header)
     for index, row in enumerate(code):
@@ -245,8 +246,9 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
             optional.append(value)
         codeobj, vaddr, stall, idle, pc_issued, pc_stalled = optional
         if stall is not None and stall > latency:
-            raise _bad(path, f"row {index}: Stall {stall} exceeds Latency {latency} (latency includes the stall)",
-                       INCONSISTENT_FIX)
+            # Not refused: RDNA3/4 decoders <= 0.1.4 over-report stall by 4 cycles
+            # (rocprof-formats.md §9.2); keep the data, warn, and let rates cap at 1.
+            stall_over_latency.append(index)
         rows.append(
             CodeRow(
                 index,
@@ -265,6 +267,12 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
             )
         )
     table = CodeTable(kind if rows else "empty", rows, kernels, header, path)
+    if stall_over_latency:
+        table.warnings.append(
+            f"{path}: {len(stall_over_latency)} row(s) have Stall > Latency (first: row {stall_over_latency[0]}); "
+            "latency includes the stall, so the decoder over-reported stall (known for RDNA3/4 decoders "
+            "<= 0.1.4, by 4 cycles) or the file was edited: stall rates are capped at 100%"
+        )
     if header is not None and document.get("header") is None and kind == "v3":
         table.warnings.append(f"{path}: no header; columns taken from the documented 10-column v3 layout")
     return table

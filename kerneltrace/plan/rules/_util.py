@@ -40,7 +40,8 @@ def stalled(ins: dict) -> bool:
 def stall_rate(instructions: list[dict]) -> float:
     latency = sum(ins.get("latency_cycles") or 0 for ins in instructions)
     stall = sum(ins.get("stall_cycles") or 0 for ins in instructions)
-    return stall / latency if latency else 0.0
+    # capped: a decoder that over-reports stall (codejson warns) must not give rates above 100%
+    return min(1.0, stall / latency) if latency else 0.0
 
 
 def total_stall(instructions: list[dict]) -> int:
