@@ -11,20 +11,13 @@ import json
 from pathlib import Path
 
 import pytest
+from wave_fixtures import WAVE
 
 from kerneltrace.errors import InputError
 from kerneltrace.readers.wavefile import iter_wave_files, parse_wave_bytes, read_wave_file
 
 pytest.importorskip("simdjson")
 
-WAVE = {
-    "duration": 5584, "name": "SE0", "num_insts": 3, "num_stitched": 3,
-    "wave": {"begin": 70088, "cu": 1, "end": 75672, "id": 0,
-             "instructions": [[70120, 1, 0, 4, 1], [70140, 9, 920, 920, 6], [71100, 6, 0, 8, 7]],
-             "simd": 2, "slot": 1,
-             "timeline": [[1, 32], [2, 20], [3, 920]],
-             "waitcnt": [[6, [[1, 0], [2, 0], [3, 0]]], [18, [[13, 0], [14, 0]]], [20, []]]},
-}
 COMPACT = json.dumps(WAVE, separators=(",", ":"))
 INS = "[[70120,1,0,4,1],[70140,9,920,920,6],[71100,6,0,8,7]]"
 WAIT = "[[6,[[1,0],[2,0],[3,0]]],[18,[[13,0],[14,0]]],[20,[]]]"
