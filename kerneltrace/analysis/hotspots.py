@@ -81,6 +81,13 @@ class HotspotAnalysis:
     warnings: list[str]
 
 
+
+def stall_rate(stall: int | None, latency: int) -> float | None:
+    """Stall / latency, capped at 1 (some decoders over-report stall; codejson warns); None if undefined."""
+    if stall is None or latency <= 0:
+        return None
+    return min(1.0, stall / latency)
+
 def _metric_value(stat: InstructionStat, metric: str) -> int:
     if metric == "pc_stalled":
         return stat.pc_stalled or 0
@@ -198,7 +205,7 @@ def aggregate(stats: list[InstructionStat], metric: str = "stall") -> HotspotAna
                 idle=_sum_optional(stat.idle for stat in members),
                 hits=sum(stat.hits for stat in members),
                 share=_share(weight, total_metric),
-                stall_rate=min(1.0, stall / latency) if stall is not None and latency > 0 else None,
+                stall_rate=stall_rate(stall, latency),
                 dominant_type=_dominant_type(members, metric),
                 artifact=artifact,
                 instructions=[stat.index for stat in members],

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from kerneltrace.analysis.hotspots import stall_rate
 from kerneltrace.analysis.loops import (
     StaticLoop,
     find_loops,
@@ -108,12 +109,13 @@ class PlanContext:
         latency = ins.get("latency_cycles") or 0
         stall = ins.get("stall_cycles")
         line = self.line_of.get(ins["index"])
+        rate = stall_rate(stall, latency)
         return Evidence(
             location=line.get("location") if line else (ins.get("source") or None),
             instruction_index=ins["index"],
             asm=ins.get("asm", ""),
             stall_cycles=stall,
-            stall_rate=round(min(1.0, stall / latency), 4) if stall is not None and latency else None,
+            stall_rate=None if rate is None else round(rate, 4),
             note=note,
         )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from kerneltrace.analysis.hotspots import stall_rate as line_stall_rate
 from kerneltrace.isa.classify import LDS, MFMA, VMEM_LOAD, opcode
 
 _SMALL_LOAD = re.compile(
@@ -40,8 +41,7 @@ def stalled(ins: dict) -> bool:
 def stall_rate(instructions: list[dict]) -> float:
     latency = sum(ins.get("latency_cycles") or 0 for ins in instructions)
     stall = sum(ins.get("stall_cycles") or 0 for ins in instructions)
-    # capped: a decoder that over-reports stall (codejson warns) must not give rates above 100%
-    return min(1.0, stall / latency) if latency else 0.0
+    return line_stall_rate(stall, latency) or 0.0
 
 
 def total_stall(instructions: list[dict]) -> int:
