@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "workflow" / "templates"
+from kerneltrace.render.templates import TEMPLATE_DIR
+
 TOP_LINES = 5
 HEAT_LINES = 15
 
@@ -74,7 +74,7 @@ def _environment(autoescape: bool):
     import jinja2
 
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
         autoescape=autoescape,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -10,14 +10,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kerneltrace.analysis.waves_loops import LoopTotals, add_wave_loops
-from kerneltrace.analysis.waves_waitcnt import WaitTotals, attribute_waits
-from kerneltrace.readers.wavefile import CATEGORY_JUMP
+from kerneltrace.analysis.waves.loops import LoopTotals, add_wave_loops
+from kerneltrace.analysis.waves.waitcnt import WaitTotals, attribute_waits
+from kerneltrace.readers.wavefile.reader import CATEGORY_JUMP
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from kerneltrace.readers.wavefile import WaveFile
+    from kerneltrace.readers.wavefile.reader import WaveFile
 
 
 @dataclass

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kerneltrace.analysis.compare import (
+from kerneltrace.analysis.compare.document import (
     Thresholds,
     compare,
     compare_sets,
