@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltrace import __version__
+from kerneltrace.analysis.costs import cost_summary
 from kerneltrace.analysis.dispatch_inputs import (
     check_not_empty,
     find_agents,
@@ -284,6 +285,9 @@ def run_analysis(
     if waves:
         document["waves"] = _waves(directory, table)
         document["schema"] = SCHEMA_WITH_WAVES
+    document["costs"] = cost_summary(
+        document["instructions"], (document.get("waves") or {}).get("waves") or None
+    )
     return DispatchAnalysis(document, table, sources)
 
 

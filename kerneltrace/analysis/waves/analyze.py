@@ -21,6 +21,7 @@ from kerneltrace.analysis.waves.accumulate import WaveTotals, add_group
 from kerneltrace.analysis.waves.consistency import consistency, listed_wave_files
 from kerneltrace.analysis.waves.loops import HOT_LOOPS, loop_summary, mfma_pass_cycles_by_row
 from kerneltrace.analysis.waves.occupancy import SERIES_POINTS, occupancy_summary
+from kerneltrace.analysis.waves.peers import PeerTotals, peer_summary
 from kerneltrace.analysis.waves.states import EXTREME_WAVES, STATE_KEYS, state_summary
 from kerneltrace.analysis.waves.waitcnt import (
     HOT_WAITS,
@@ -53,6 +54,7 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable) -> dict:
     paths = wave_files(dispatch_dir)
     rows = {row.index: row for row in table.rows}
     totals = WaveTotals.empty(max([*rows, 0]) + 1)
+    totals.peers = PeerTotals.empty(table, totals.rows)
     mfma_rows, mfma_unknown = mfma_pass_cycles_by_row(table)
     mfma_by_line = np.zeros(totals.rows, np.int64)
     for index, cycles in mfma_rows.items():
@@ -81,4 +83,5 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable) -> dict:
         "loops": loop_summary(totals.loops, rows, mfma_unknown),
         "consistency": consistency(dispatch_dir, paths, totals, table),
         "occupancy": occupancy_summary(dispatch_dir, totals.traced_cu),
+        "peers": peer_summary(totals.peers, rows),
     }
