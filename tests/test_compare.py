@@ -1,4 +1,4 @@
-"""Unit tests for kerneltrace.analysis.compare on small hand-built hotspot documents."""
+"""Unit tests for kerneltrace.analysis.compare.document on small hand-built hotspot documents."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from kerneltrace.analysis.compare import (
+from kerneltrace.analysis.compare.document import (
     DEFAULT_THRESHOLDS,
     align_opcodes,
     compare,

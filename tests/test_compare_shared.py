@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kerneltrace.analysis.compare import compare, innermost, parse_thresholds
-from kerneltrace.analysis.compare_inputs import load_side
+from kerneltrace.analysis.compare.document import compare, innermost, parse_thresholds
+from kerneltrace.analysis.compare.inputs import load_side
 
 pytestmark = pytest.mark.shared
 

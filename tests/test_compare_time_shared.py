@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from kerneltrace.analysis.compare import compare
-from kerneltrace.analysis.compare_inputs import load_side
-from kerneltrace.analysis.compare_time import NOISE_FLOOR
+from kerneltrace.analysis.compare.document import compare
+from kerneltrace.analysis.compare.estimate import NOISE_FLOOR
+from kerneltrace.analysis.compare.inputs import load_side
 from kerneltrace.calibration import AA_PAIRS, PAIRS, dispatch_dir
 
 pytestmark = pytest.mark.shared

@@ -1,7 +1,7 @@
 """Before/after comparison of two hotspot (or summary) documents → kerneltrace.compare/1.
 
-The parts: compare_values (numbers, traced waves), compare_align (instruction alignment),
-compare_lines (source lines, hotspot shifts), compare_verdict (thresholds, checks, verdict).
+The parts: values (numbers, traced waves), align (instruction alignment),
+lines (source lines, hotspot shifts), verdict (thresholds, checks, verdict).
 """
 
 from __future__ import annotations
@@ -9,16 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kerneltrace.analysis.compare_align import (
+from kerneltrace.analysis.compare.align import (
     ALIGNMENT_METHOD,
     Alignment,
     align_opcodes,
     compare_instructions,
 )
-from kerneltrace.analysis.compare_lines import UNALIGNED, compare_lines, hotspot_changes
-from kerneltrace.analysis.compare_time import estimate_time_change, time_verdict
-from kerneltrace.analysis.compare_values import delta, mapped_fraction, num, relative, traced_waves
-from kerneltrace.analysis.compare_verdict import (
+from kerneltrace.analysis.compare.estimate import estimate_time_change, time_verdict
+from kerneltrace.analysis.compare.lines import UNALIGNED, compare_lines, hotspot_changes
+from kerneltrace.analysis.compare.values import delta, mapped_fraction, num, relative, traced_waves
+from kerneltrace.analysis.compare.verdict import (
     DEFAULT_THRESHOLDS,
     Thresholds,
     checks_fired,
