@@ -293,10 +293,10 @@ def run_analysis(
 
 def _waves(directory: Path, table: CodeTable) -> dict:
     try:
-        from kerneltrace.analysis.waves import analyze_waves
+        from kerneltrace.analysis.waves.analyze import analyze_waves
     except ImportError as err:
         raise InputError(
-            f"--waves needs kerneltrace.analysis.waves, which cannot be imported here ({err})",
+            f"--waves needs kerneltrace.analysis.waves.analyze, which cannot be imported here ({err})",
             str(directory),
             "run without --waves, or update the checkout to a version that ships the wave analysis",
         ) from None

@@ -12,13 +12,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kerneltrace.analysis.waves_rows import row_ref
+from kerneltrace.analysis.waves.rows import row_ref
 
 if TYPE_CHECKING:
     import numpy as np
 
     from kerneltrace.readers.codejson import CodeRow
-    from kerneltrace.readers.wavefile import WaveFile
+    from kerneltrace.readers.wavefile.reader import WaveFile
 
 HOT_WAITS = 10  # waits reported, by stall
 PENDING_LIMIT = 1 << 18  # attribution entries buffered before folding (bounds memory)

@@ -10,15 +10,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kerneltrace.analysis.waves_loops import LoopTotals, add_wave_loops
-from kerneltrace.analysis.waves_peers import PeerTotals, add_peer_group
-from kerneltrace.analysis.waves_waitcnt import WaitTotals, attribute_waits
-from kerneltrace.readers.wavefile import CATEGORY_JUMP
+from kerneltrace.analysis.waves.loops import LoopTotals, add_wave_loops
+from kerneltrace.analysis.waves.peers import PeerTotals, add_peer_group
+from kerneltrace.analysis.waves.waitcnt import WaitTotals, attribute_waits
+from kerneltrace.readers.wavefile.reader import CATEGORY_JUMP
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from kerneltrace.readers.wavefile import WaveFile
+    from kerneltrace.readers.wavefile.reader import WaveFile
 
 
 @dataclass
@@ -39,7 +39,7 @@ class WaveTotals:
     waits: WaitTotals = field(default_factory=WaitTotals)
     loops: dict[int, LoopTotals] = field(default_factory=lambda: defaultdict(LoopTotals))
     traced_cu: dict[int, int] = field(default_factory=dict)
-    peers: PeerTotals | None = None  # pipe busy, non-hidden cost, per-hit, barriers (waves_peers)
+    peers: PeerTotals | None = None  # pipe busy, non-hidden cost, per-hit, barriers (peers.py)
 
     @classmethod
     def empty(cls, rows: int) -> WaveTotals:

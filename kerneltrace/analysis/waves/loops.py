@@ -17,14 +17,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kerneltrace.analysis.waves_rows import row_ref
-from kerneltrace.readers.wavefile import CATEGORY_JUMP
+from kerneltrace.analysis.waves.rows import row_ref
+from kerneltrace.readers.wavefile.reader import CATEGORY_JUMP
 
 if TYPE_CHECKING:
     import numpy as np
 
     from kerneltrace.readers.codejson import CodeRow, CodeTable
-    from kerneltrace.readers.wavefile import WaveFile
+    from kerneltrace.readers.wavefile.reader import WaveFile
 
 HOT_LOOPS = 5
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from kerneltrace.readers.codejson import CodeTable
-    from kerneltrace.readers.wavefile import WaveFile
+    from kerneltrace.readers.wavefile.reader import WaveFile
 
 PIPES: tuple[str, ...] = ("MFMA", "VALU", "VMEM", "LDS", "SALU", "SMEM")
 _PIPE_OF_TYPE = {
@@ -253,7 +253,7 @@ def peer_summary(peers: PeerTotals, rows: dict) -> dict:
         (b["imbalance"] or 0) * sum(t for t, _ in peers.barrier_waits[b["index"]]) for b in barriers
     )
     return {
-        "definitions": "kerneltrace/analysis/waves_peers.py; docs/waves-json.md#peers",
+        "definitions": "kerneltrace/analysis/waves/peers.py; docs/waves-json.md#peers",
         "resident_cycles": resident,
         "pipe_busy": busy,
         "cost_cycles": total_cost,
