@@ -13,6 +13,9 @@ checkpoint dispatches:
     conda:
         "../envs/analysis.yaml"
     params:
+        # dir runs: adding/removing a dispatch dir, re-capturing its code.json or a CSV appearing
+        # changes this signature, so the list is redone (a params rerun trigger)
+        tree=tree_param,
         mode=run_param("mode"),
         search_dir=run_param("dir"),
         kernel=run_param("kernel"),
@@ -20,23 +23,30 @@ checkpoint dispatches:
         "../../scripts/find_dispatch_dirs.py"
 
 
+# One job per dispatch dir; its inputs and its `signature` param cover every file the analysis reads
+# (docs/pipeline.md, "Rerun behaviour"). It also keeps the copy under reports/ (a plain cp, no
+# extra job). Group "hotspots": with --group-components hotspots=N a cluster job runs N of them.
 rule hotspots:
     input:
-        manifest="results/{run}/dispatches.tsv",
+        files=dispatch_inputs,
         analyzer=os.path.join(SCRIPTS, "hotspot_analyzer.py"),
     output:
         json="results/{run}/hotspots/{dispatch}.json",
         text="results/{run}/hotspots/{dispatch}.txt",
+        # reports/{run}/ alone is a complete baseline (compare.py, regression gate)
+        kept="reports/{run}/hotspots/{dispatch}.json",
     log:
         "logs/{run}/hotspots/{dispatch}.log",
-    benchmark:
-        "benchmarks/{run}/hotspots/{dispatch}.tsv"
+    group:
+        "hotspots"
     conda:
         "../envs/analysis.yaml"
     params:
         dispatch_dir=dispatch_param("dispatch_dir"),
-        extra=hotspot_args,
+        waves=dispatch_waves,
+        kernel_trace=dispatch_param("kernel_trace_csv"),
+        agent_info=dispatch_param("agent_info_csv"),
         topk=config["topk"],
-    shell:
-        '"$KERNELTRACE_PYTHON" {input.analyzer:q} {params.dispatch_dir:q} --topk {params.topk}'
-        " {params.extra} --json {output.json:q} > {output.text:q} 2> {log:q}"
+        signature=dispatch_signature,
+    run:
+        run_hotspots_job(params, output, log)

@@ -5,13 +5,13 @@ import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
 sys.path.insert(0, os.path.abspath(os.path.join(workflow.basedir)))
 
 from kerneltrace.errors import InputError  # noqa: E402
 from kerneltrace.readers.wavefile.reader import wave_files  # noqa: E402
 from kerneltrace.model import dispatchdir  # noqa: E402
+from kerneltrace.pipeline import configcheck, rerun  # noqa: E402
 from kerneltrace.rocprof import jobfile  # noqa: E402
 from kerneltrace.rocprof.discover import read_tsv  # noqa: E402
 from kerneltrace.pipeline.runs import build_runs  # noqa: E402
@@ -28,20 +28,16 @@ SCRIPTS = os.path.join(REPO, "scripts")
 os.environ.update(KERNELTRACE_PYTHON=sys.executable)
 
 
-def _known_keys():
-    import yaml
-
-    with open(SCHEMA, encoding="utf-8") as handle:
-        return set(yaml.safe_load(handle)["properties"])
-
-
-_unknown = sorted(set(config) - _known_keys())
+_SCHEMA = configcheck.load_schema(SCHEMA)
+_unknown = configcheck.unknown_keys(config, _SCHEMA)
 if _unknown:
     raise WorkflowError(
         f"unknown config key(s): {', '.join(_unknown)}. Valid keys: "
-        f"{', '.join(sorted(_known_keys()))} (see config/README.md)"
+        f"{', '.join(sorted(_SCHEMA['properties']))} (see config/README.md)"
     )
-validate(config, schema=SCHEMA)
+_invalid = configcheck.validate_config(config, _SCHEMA)
+if _invalid:
+    raise WorkflowError(f"Error validating config: {_invalid} (see config/README.md)")
 
 try:
     RUNS, _note = build_runs(config, Path(EXAMPLE_DIR), Path.cwd(), (Path(REPO),))
@@ -87,17 +83,66 @@ def kernel_name(run, kernel):
     raise WorkflowError(f"{kernel} not in {table}")
 
 
+# path -> ((size, mtime), {id: row}): read once per version, not once per job
+_MANIFESTS = {}
+
+
+def _manifest(path):
+    stat = os.stat(path)
+    key = (stat.st_size, stat.st_mtime_ns)
+    cached = _MANIFESTS.get(path)
+    if cached is None or cached[0] != key:
+        rows = dispatchdir.read_manifest(path)
+        cached = _MANIFESTS[path] = (key, {row["id"]: row for row in rows})
+    return cached[1]
+
+
 def dispatch_rows(run):
     """Rows of results/{run}/dispatches.tsv; waits for the dispatches checkpoint."""
     manifest = checkpoints.dispatches.get(run=run).output.manifest
-    return dispatchdir.read_manifest(manifest)
+    return list(_manifest(manifest).values())
 
 
 def dispatch_row(run, dispatch):
-    for row in dispatchdir.read_manifest(f"results/{run}/dispatches.tsv"):
-        if row["id"] == dispatch:
-            return row
-    raise WorkflowError(f"dispatch {dispatch} not in results/{run}/dispatches.tsv")
+    row = _manifest(f"results/{run}/dispatches.tsv").get(dispatch)
+    if row is None:
+        raise WorkflowError(f"dispatch {dispatch} not in results/{run}/dispatches.tsv")
+    return row
+
+
+def tree_param(wildcards):
+    """dir runs: signature of the searched tree (dispatch dirs, code.json, CSVs), a rerun trigger
+    of the dispatches checkpoint; cmd runs: "" (their decode manifests are its inputs).
+    """
+    spec = run_spec(wildcards.run)
+    return rerun.tree_signature(spec.dir) if spec.mode == "dir" else ""
+
+
+def capture_tree_param(wildcards):
+    """Signature of a kernel's raw capture folder (evaluated after att_capture, a checkpoint)."""
+    return rerun.tree_signature(f"results/{wildcards.run}/captures/{wildcards.kernel}")
+
+
+def dispatch_inputs(wildcards):
+    """Declared inputs of a hotspots job: code.json, snapshots.json and the CSVs found for it."""
+    row = dispatch_row(wildcards.run, wildcards.dispatch)
+    directory = row["dispatch_dir"]
+    files = [os.path.join(directory, "code.json")]
+    if os.path.exists(os.path.join(directory, "snapshots.json")):
+        files.append(os.path.join(directory, "snapshots.json"))
+    return files + [
+        row[key] for key in ("kernel_trace_csv", "agent_info_csv") if row[key]
+    ]
+
+
+def dispatch_signature(wildcards):
+    """(size, mtime, name) of EVERY file of the dispatch dir (wave files, source copies, ...) and
+    of its CSVs: any change, even to an older copy, re-runs this dispatch's job (params trigger).
+    Not a function of `input`: Snakemake ignores params derived from inputs when comparing.
+    """
+    row = dispatch_row(wildcards.run, wildcards.dispatch)
+    csvs = [row[key] for key in ("kernel_trace_csv", "agent_info_csv") if row[key]]
+    return rerun.files_signature(rerun.dispatch_files(row["dispatch_dir"]) + csvs)
 
 
 def kept_documents(wildcards):
@@ -110,12 +155,6 @@ def kept_documents(wildcards):
             for path in provider(run)
         ]
     return kept
-
-
-def copy_atomically(source, target):
-    from kerneltrace.atomic import write_bytes
-
-    write_bytes(Path(target), Path(source).read_bytes())
 
 
 def all_targets(wildcards):
@@ -159,13 +198,19 @@ def att_settings(wildcards):
 
 
 def decoded_manifests(wildcards):
-    """Per-kernel decode manifests of a cmd run; nothing for a dir run."""
+    """Per-kernel decode manifests of a cmd run; nothing for a dir run.
+
+    Waits for every att_capture (a checkpoint): the decode jobs are then created after their
+    capture exists, so decode's `tree` param (the raw capture's signature) is computed on it and
+    a dispatch dir added to or removed from a cached capture re-runs decode.
+    """
     if run_spec(wildcards.run).mode != "cmd":
         return []
+    kernels = selected_kernels(wildcards.run)
+    for kernel in kernels:
+        checkpoints.att_capture.get(run=wildcards.run, kernel=kernel)
     return expand(
-        "results/{run}/att/{kernel}/dispatches.tsv",
-        run=wildcards.run,
-        kernel=selected_kernels(wildcards.run),
+        "results/{run}/att/{kernel}/dispatches.tsv", run=wildcards.run, kernel=kernels
     )
 
 
@@ -182,6 +227,30 @@ def has_wave_files(row):
     if count not in (None, ""):
         return int(count) > 0
     return bool(wave_files(Path(row["dispatch_dir"])))
+
+
+def dispatch_waves(wildcards):
+    return has_wave_files(dispatch_row(wildcards.run, wildcards.dispatch))
+
+
+def run_hotspots_job(params, output, log):
+    """Body of the hotspots rule: the analysis in this process; bad input -> one-line error."""
+    from kerneltrace.pipeline.hotspots_job import hotspots_job
+
+    try:
+        hotspots_job(
+            params.dispatch_dir,
+            json_path=output.json,
+            text_path=output.text,
+            kept_path=output.kept,
+            log_path=log[0],
+            topk=params.topk,
+            waves=params.waves,
+            kernel_trace_csv=params.kernel_trace,
+            agent_info_csv=params.agent_info,
+        )
+    except InputError as err:
+        raise WorkflowError(f"error: {err} (log: {log[0]})") from None
 
 
 def hotspot_args(wildcards):
@@ -263,7 +332,9 @@ def l2_inputs(wildcards):
             kernel=wildcards.kernel,
             job=pmc_job_ids(wildcards.run, wildcards.kernel),
         )
-    return ["results/{run}/dispatches.tsv".format(run=wildcards.run)]
+    # dir runs: the counter files themselves (not the whole dispatch list), so only this kernel's
+    # L2 document is redone when one of them changes
+    return l2_counter_paths(wildcards, None)
 
 
 def l2_counter_paths(wildcards, input):
