@@ -19,7 +19,9 @@ measured before/after pairs). The rules state a raw hypothesis (stall share × h
 4. **Overlap groups.** Ranked findings whose evidence instructions intersect claim the same stall
    cycles: they share `overlap_group` (the id of the group's first finding) and the group's gain
    is its largest member's, never the sum (`group_gain`).
-5. **Priority from the bounded gain** (`gain.high`): HIGH ≥ `HIGH_GAIN`, MED ≥ `MED_GAIN`, LOW
+5. **The verdict's finding leads its group**: other members of its overlap group are at most MED
+   (`defer_to_verdict`).
+6. **Priority from the bounded gain** (`gain.high`): HIGH ≥ `HIGH_GAIN`, MED ≥ `MED_GAIN`, LOW
    below, never above the rule's own cap; findings without an estimate keep their priority (at
    most MED) except the verdict's own finding (`VERDICT_RULES`), which is HIGH.
 """
@@ -224,3 +226,12 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, doc: dict) -> l
         if finding.contradicts_verdict:
             finding.priority = "LOW"
     return findings
+
+
+def defer_to_verdict(findings: list[Finding]) -> None:
+    """Findings in an overlap group with the verdict's own finding claim its cycles: at most MED
+    (the verdict's finding says what to do with that stall)."""
+    led = {f.overlap_group for f in findings if f.verdict_aligned and f.overlap_group}
+    for finding in findings:
+        if finding.overlap_group in led and not finding.verdict_aligned:
+            finding.priority = _cap(finding.priority, "MED")
