@@ -3,7 +3,7 @@
 
 Everything is measured in the same run (same machine load), after a warm-up pass so that the
 page cache and the numpy import are not charged to the first contender:
-  * reader MB/s (kerneltrace.readers.wavefile.iter_wave_files over every wave file) for both
+  * reader MB/s (kerneltrace.readers.wavefile.reader.iter_wave_files over every wave file) for both
     paths side by side - pysimdjson first (the default when importable) and the numpy path alone
     (simd=False) - and json.loads MB/s on the same files (read_bytes + json.loads), interleaved
     per 2 MB chunk, best of --repeat, in CPU seconds of this process (robust to others' load);
@@ -41,7 +41,7 @@ NAMED = {
 
 
 def wave_bytes(directory: Path) -> int:
-    from kerneltrace.readers.wavefile import wave_files
+    from kerneltrace.readers.wavefile.reader import wave_files
 
     return sum(path.stat().st_size for path in wave_files(directory))
 
@@ -81,9 +81,9 @@ def chunks(paths: list[Path], chunk_bytes: int = 2 << 20) -> list[list[Path]]:
 
 
 def measure_dir(directory: Path, repeat: int) -> dict:
-    from kerneltrace.analysis.waves import analyze_waves
+    from kerneltrace.analysis.waves.analyze import analyze_waves
     from kerneltrace.readers.codejson import read_code_json
-    from kerneltrace.readers.wavefile import iter_wave_files, wave_files
+    from kerneltrace.readers.wavefile.reader import iter_wave_files, wave_files
 
     paths = wave_files(directory)
     size = sum(path.stat().st_size for path in paths)
@@ -132,7 +132,7 @@ def end_to_end(directory: Path, repeat: int) -> dict:
     Interleaved (CLI, json.loads, CLI, ...) so that both see the same machine load; best of
     `repeat` each. The CLI's CPU time is the child's user + system time (all its processes).
     """
-    from kerneltrace.readers.wavefile import wave_files
+    from kerneltrace.readers.wavefile.reader import wave_files
 
     paths = wave_files(directory)
     size = sum(path.stat().st_size for path in paths)
@@ -199,7 +199,7 @@ def child_rss(directory: Path | None) -> float:
     """Peak RSS (MB) of a fresh process running analyze_waves (None: imports only)."""
     code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
             "import numpy\n"
-            "from kerneltrace.analysis.waves import analyze_waves\n"
+            "from kerneltrace.analysis.waves.analyze import analyze_waves\n"
             "from kerneltrace.readers.codejson import read_code_json\n")
     if directory is not None:
         code += f"d = {str(directory)!r}\nimport pathlib; d = pathlib.Path(d)\n"
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         e2e_section(targets, args.repeat, args.gemm_mb)
         if args.e2e_only:
             return 0
-    from kerneltrace.readers.wavefile_simd import simd_reader
+    from kerneltrace.readers.wavefile.simd import simd_reader
 
     active = "pysimdjson (simd)" if simd_reader() is not None else "numpy (pysimdjson unavailable)"
     if simd_reader() is None:

@@ -155,7 +155,7 @@ class PlanContext:
         Headers the wave analysis observed win over decoded branch targets; loops whose hit
         counts are inconsistent, or show the back edge never taken, behave as straight-line code.
         """
-        from kerneltrace.analysis.waves import HOT_LOOPS
+        from kerneltrace.analysis.waves.analyze import HOT_LOOPS
 
         reported = (self.waves or {}).get("loops")
         observed = {

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "workflow" / "templates"
+from kerneltrace.render.templates import TEMPLATE_DIR
+
 TOP_LINES = 5
 HEAT_LINES = 15
 
@@ -74,7 +74,7 @@ def _environment(autoescape: bool):
     import jinja2
 
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
         autoescape=autoescape,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -231,14 +231,29 @@ def render_charts(view: dict) -> dict[str, str]:
     }
 
 
-def chart_files(summary: dict, hotspot_docs: list[dict]) -> dict[str, str]:
-    """{file name: SVG} of every non-empty chart, named k<kernel>_d<dispatch>_<chart slug>.svg."""
+def plan_charts(summary: dict, hotspot_docs: list[dict]) -> list[list[dict[str, str]]]:
+    """Every chart of the plan, drawn once: ``[kernel][dispatch] -> {title: SVG}`` (summary order)."""
     index = _hotspot_index(hotspot_docs)
+    return [
+        [
+            render_charts(dispatch_view(dispatch, index.get(dispatch.get("dispatch_dir"))))
+            for dispatch in kernel["dispatches"]
+        ]
+        for kernel in summary.get("kernels") or []
+    ]
+
+
+def chart_files(
+    summary: dict, hotspot_docs: list[dict], charts: list[list[dict[str, str]]] | None = None
+) -> dict[str, str]:
+    """{file name: SVG} of every non-empty chart, named k<kernel>_d<dispatch>_<chart slug>.svg.
+
+    ``charts``: the plan's charts from :func:`plan_charts` (drawn here when not given).
+    """
     files = {}
-    for k, kernel in enumerate(summary["kernels"]):
-        for n, dispatch in enumerate(kernel["dispatches"]):
-            view = dispatch_view(dispatch, index.get(dispatch.get("dispatch_dir")))
-            for title, svg in render_charts(view).items():
+    for k, kernel in enumerate(charts if charts is not None else plan_charts(summary, hotspot_docs)):
+        for n, drawn in enumerate(kernel):
+            for title, svg in drawn.items():
                 if svg:
                     slug = title.lower().replace(" / ", "_").replace(" ", "_")
                     files[f"k{k}_d{n}_{slug}.svg"] = svg + "\n"
@@ -250,14 +265,17 @@ def render_html(
     hotspot_docs: list[dict],
     l2_docs: list[dict] | None = None,
     snippets: dict[str, dict[str, dict]] | None = None,
+    charts: list[list[dict[str, str]]] | None = None,
 ) -> str:
-    """plan.html; `snippets`: {dispatch_dir: {location: snippet}} from readers.snippets (optional)."""
+    """plan.html; `snippets`: {dispatch_dir: {location: snippet}} from readers.snippets (optional);
+    `charts`: the plan's charts from :func:`plan_charts` (drawn here when not given)."""
     from markupsafe import Markup
 
     kernels = _views(summary, hotspot_docs, snippets)
-    for kernel in kernels:
-        for view in kernel["dispatches"]:
-            # matplotlib output with prologue/comments stripped; all labels are drawn as paths.
-            view["charts"] = {k: Markup(v) for k, v in render_charts(view).items() if v}
+    for k, kernel in enumerate(kernels):
+        for n, view in enumerate(kernel["dispatches"]):
+            drawn = charts[k][n] if charts is not None else render_charts(view)
+            # matplotlib output with prologue/comments stripped; its text is XML-escaped.
+            view["charts"] = {title: Markup(svg) for title, svg in drawn.items() if svg}
     template = _environment(autoescape=True).get_template("plan.html.j2")
     return template.render(summary=summary, kernels=kernels, l2_docs=l2_docs or [])

@@ -17,14 +17,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kerneltrace.analysis.waves_arrays import sorted_unique
-from kerneltrace.analysis.waves_rows import row_ref
-from kerneltrace.readers.wavefile import CATEGORY_JUMP
+from kerneltrace.analysis.waves.arrays import sorted_unique
+from kerneltrace.analysis.waves.rows import row_ref
+from kerneltrace.readers.wavefile.reader import CATEGORY_JUMP
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from kerneltrace.analysis.waves_accumulate import Group
+    from kerneltrace.analysis.waves.accumulate import Group
     from kerneltrace.readers.codejson import CodeRow, CodeTable
 
 HOT_LOOPS = 5

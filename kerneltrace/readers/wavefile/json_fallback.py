@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kerneltrace.readers.wavefile_record import WaveFile, build_wave, invalid, load_json
+from kerneltrace.readers.wavefile.record import WaveFile, build_wave, invalid, load_json
 
 
 def parse_with_json(data: bytes, path: Path) -> WaveFile:

@@ -2,7 +2,7 @@
 
 Each file's array byte spans are located and normalised, all spans of a batch are parsed by one
 numpy call, and the small remainder (scalars, extra keys) by json.loads; a file of an unusual but
-valid layout goes to the json.loads fallback (wavefile_json.py).
+valid layout goes to the json.loads fallback (json_fallback.py).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.wavefile_fast import split_waitcnt_chunks
-from kerneltrace.readers.wavefile_json import parse_with_json
-from kerneltrace.readers.wavefile_record import (
+from kerneltrace.readers.wavefile.fast import split_waitcnt_chunks
+from kerneltrace.readers.wavefile.json_fallback import parse_with_json
+from kerneltrace.readers.wavefile.record import (
     Unusual,
     WaveFile,
     build_wave,
@@ -24,7 +24,7 @@ from kerneltrace.readers.wavefile_record import (
     load_json,
     saturated,
 )
-from kerneltrace.readers.wavefile_simd import DIGITS_AND_WHITESPACE, WAITCNT_SKELETON, rows_skeleton
+from kerneltrace.readers.wavefile.simd import DIGITS_AND_WHITESPACE, WAITCNT_SKELETON, rows_skeleton
 
 if TYPE_CHECKING:  # numpy is imported lazily at run time (import-time budget of the CLI)
     import numpy as np

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.wavefile import wave_files
+from kerneltrace.readers.wavefile.reader import wave_files
 
 DISPATCH_RE = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)(.*)$")
 MANIFEST_COLUMNS = ("id", "kernel_id", "kernel", "dispatch_dir", "label", "agent", "dispatch",

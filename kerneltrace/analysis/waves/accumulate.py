@@ -10,13 +10,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kerneltrace.analysis.waves_loops import LoopTotals, add_group_loops
-from kerneltrace.analysis.waves_waitcnt import WaitTotals, attribute_waits
+from kerneltrace.analysis.waves.loops import LoopTotals, add_group_loops
+from kerneltrace.analysis.waves.peers import PeerTotals, add_peer_group
+from kerneltrace.analysis.waves.waitcnt import WaitTotals, attribute_waits
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from kerneltrace.readers.wavefile import WaveFile
+    from kerneltrace.readers.wavefile.reader import WaveFile
 
 
 @dataclass
@@ -37,6 +38,7 @@ class WaveTotals:
     waits: WaitTotals = field(default_factory=WaitTotals)
     loops: dict[int, LoopTotals] = field(default_factory=lambda: defaultdict(LoopTotals))
     traced_cu: dict[int, int] = field(default_factory=dict)
+    peers: PeerTotals | None = None  # pipe busy, non-hidden cost, per-hit, barriers (peers.py)
 
     @classmethod
     def empty(cls, rows: int) -> WaveTotals:
@@ -266,4 +268,6 @@ def add_group(totals: WaveTotals, waves: list[WaveFile], mfma_by_line: np.ndarra
         # float64 sums of int64 values are exact below 2**53 cycles per group
         getattr(totals, name)[:] += np.bincount(line, weights=values, minlength=n_rows).astype(np.int64)
     attribute_waits(totals.waits, group)
+    if totals.peers is not None:
+        add_peer_group(totals.peers, waves, group.owner, time, stall, duration, line, idle, prev_end)
     add_group_loops(totals.loops, group, mfma_by_line)

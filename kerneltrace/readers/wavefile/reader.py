@@ -5,18 +5,18 @@ A wave file is a small JSON object around three big integer arrays (`instruction
 reader parses the digits with numpy's C text parser, one call per batch of files (thousands of
 tiny wave files share it). The integer count each array must yield is known from its brackets
 beforehand, which validates the shape. The work is split by path:
-* wavefile_simd.py    first choice when pysimdjson is importable: one file at a time, SIMD parse,
+* simd.py           first choice when pysimdjson is importable: one file at a time, SIMD parse,
                       arrays exported as int64 buffers, shapes certified by the digit-free
                       skeleton; whatever it cannot certify falls through to the paths below
                       (which alone decide errors). Off: simd=False or KERNELTRACE_WAVE_PARSER=numpy
-* wavefile_fast.py    compact V3 files (what rocprofv3 writes): the whole batch at once
-* wavefile_spans.py   everything else: array spans located per file, parsed per batch
-* wavefile_json.py    json.loads fallback for unusual but valid layouts
-* wavefile_record.py  the WaveFile record, scalar validation, `invalid` errors
+* fast.py           compact V3 files (what rocprofv3 writes): the whole batch at once
+* spans.py          everything else: array spans located per file, parsed per batch
+* json_fallback.py  json.loads fallback for unusual but valid layouts
+* record.py         the WaveFile record, scalar validation, `invalid` errors
 
 Error policy: a file that is not valid JSON (truncated, corrupt) or whose arrays have the wrong
 shape raises `InputError` naming the file. Callers that scan a whole directory
-(`kerneltrace.analysis.waves`) catch it, skip the file and record a warning, so one bad file
+(`kerneltrace.analysis.waves.analyze`) catch it, skip the file and record a warning, so one bad file
 never hides the others; the skipped file then also shows up in the consistency check.
 When the fast path meets an unexpected but valid layout (floats, negative numbers, odd
 nesting) it falls back to `json.loads` for that one file instead of guessing.
@@ -28,11 +28,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.wavefile_fast import parse_compact_batch
-from kerneltrace.readers.wavefile_record import WAVE_FILE_RE, WaveFile
-from kerneltrace.readers.wavefile_simd import Certified, SimdReader, simd_reader
-from kerneltrace.readers.wavefile_simd import finish_batch as finish_simd_batch
-from kerneltrace.readers.wavefile_spans import finish_batch, prepare
+from kerneltrace.readers.wavefile.fast import parse_compact_batch
+from kerneltrace.readers.wavefile.record import WAVE_FILE_RE, WaveFile
+from kerneltrace.readers.wavefile.simd import Certified, SimdReader, simd_reader
+from kerneltrace.readers.wavefile.simd import finish_batch as finish_simd_batch
+from kerneltrace.readers.wavefile.spans import finish_batch, prepare
 
 __all__ = [
     "CATEGORY_JUMP", "CATEGORY_NEXT", "INSTRUCTION_FIELDS", "STATE_NAMES", "TIMELINE_FIELDS",

@@ -1,7 +1,7 @@
 """Before/after comparison of two hotspot (or summary) documents → kerneltrace.compare/1.
 
-The parts: compare_values (numbers, traced waves), compare_align (instruction alignment),
-compare_lines (source lines, hotspot shifts), compare_verdict (thresholds, checks, verdict).
+The parts: values (numbers, traced waves), align (instruction alignment),
+lines (source lines, hotspot shifts), verdict (thresholds, checks, verdict).
 """
 
 from __future__ import annotations
@@ -9,15 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kerneltrace.analysis.compare_align import (
+from kerneltrace.analysis.compare.align import (
     ALIGNMENT_METHOD,
     Alignment,
     align_opcodes,
     compare_instructions,
 )
-from kerneltrace.analysis.compare_lines import UNALIGNED, compare_lines, hotspot_changes
-from kerneltrace.analysis.compare_values import delta, mapped_fraction, num, relative, traced_waves
-from kerneltrace.analysis.compare_verdict import (
+from kerneltrace.analysis.compare.estimate import estimate_time_change, time_verdict
+from kerneltrace.analysis.compare.lines import UNALIGNED, compare_lines, hotspot_changes
+from kerneltrace.analysis.compare.values import delta, mapped_fraction, num, relative, traced_waves
+from kerneltrace.analysis.compare.verdict import (
     DEFAULT_THRESHOLDS,
     Thresholds,
     checks_fired,
@@ -111,7 +112,11 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
 
     checks = checks_fired(th, totals["stall_cycles"], by_type, lines["items"], instr_pairs,
                           total_stall_before_pw)
-    verdict, reasons = verdict_of(checks)
+    identical = bool(instr_section["identical_sequence"] and instr_section["matched"])
+    estimate = estimate_time_change(before, after, waves_before=waves_before,
+                                    waves_after=waves_after, identical_stream=identical,
+                                    noise=th.time_noise)
+    verdict, reasons = _verdict(estimate, checks, th, notes)
     if lines["status"] != "matched" and lines.get("reason"):
         notes.append(lines["reason"])
     if occupancy.get("changed"):
@@ -124,7 +129,10 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
         "schema": SCHEMA,
         "kind": "hotspots",
         "verdict": verdict,
+        "verdict_basis": "estimated_time_change" if estimate["value"] is not None
+        else "stall_checks",
         "reasons": reasons,
+        "estimated_time_change": estimate,
         "thresholds": th.as_dict(),
         "checks": checks,
         "before": _side_info(before, waves_before, waves_source_before),
@@ -145,6 +153,23 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
         "l2": l2,
         "notes": notes,
     }
+
+
+def _verdict(estimate: Mapping[str, Any], checks: list[dict], th: Thresholds,
+             notes: list[str]) -> tuple[str, list[str]]:
+    """The verdict follows the time estimate; fired stall checks are listed as where it moved."""
+    timed = time_verdict(estimate, th.time_change)
+    stall_verdict, stall_reasons = verdict_of(checks)
+    notes.extend(estimate["notes"])
+    if timed is None:
+        notes.append("no time estimate (" + estimate["why"] + "): the verdict follows the stall "
+                     "checks")
+        return stall_verdict, stall_reasons
+    verdict, reason = timed
+    if verdict == "neutral":
+        return verdict, []
+    where = [f"stall check (does not decide the verdict): {r}" for r in stall_reasons]
+    return verdict, [reason, *where]
 
 
 def _side_info(doc: Mapping[str, Any], waves: int | None, waves_source: str) -> dict:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.wavefile_record import WaveFile, build_wave, empty_arrays
+from kerneltrace.readers.wavefile.record import WaveFile, build_wave, empty_arrays
 
 # Environment switch for the whole process (tests, benchmarks, a platform with a broken wheel).
 PARSER_ENV = "KERNELTRACE_WAVE_PARSER"  # "numpy" disables this path

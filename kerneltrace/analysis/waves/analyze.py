@@ -1,15 +1,15 @@
 """Wave-level analyses over per-wave ATT files: entry point `analyze_waves` and the `waves` object.
 
-`analyze_waves(dispatch_dir, table)` streams the wave files (kerneltrace.readers.wavefile, one
+`analyze_waves(dispatch_dir, table)` streams the wave files (kerneltrace.readers.wavefile.reader, one
 batch at a time) in groups into small per-line and per-loop accumulators and assembles the
 `waves` object of the `kerneltrace.hotspots/2` document (field reference: docs/waves-json.md).
 Each concern lives in its own module (definitions and the "why" of each rule are there):
-* waves_accumulate.py   WaveTotals, whole-group numpy pass (invariant sums, per-wave states)
-* waves_states.py       states, durations, spread, longest/shortest waves
-* waves_waitcnt.py      waitcnt attribution to the youngest drained producer
-* waves_loops.py        hot loops, MFMA busy fraction, prologue/loop/epilogue split
-* waves_consistency.py  invariant check (files listed/present/skipped, code.json = Σ waves)
-* waves_occupancy.py    resident waves over time from occupancy.json
+* accumulate.py   WaveTotals, whole-group numpy pass (invariant sums, per-wave states)
+* states.py       states, durations, spread, longest/shortest waves
+* waitcnt.py      waitcnt attribution to the youngest drained producer
+* loops.py        hot loops, MFMA busy fraction, prologue/loop/epilogue split
+* consistency.py  invariant check (files listed/present/skipped, code.json = Σ waves)
+* occupancy.py    resident waves over time from occupancy.json
 """
 
 from __future__ import annotations
@@ -17,19 +17,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kerneltrace.analysis.waves_accumulate import WaveTotals, add_group
-from kerneltrace.analysis.waves_consistency import consistency, listed_wave_files
-from kerneltrace.analysis.waves_loops import HOT_LOOPS, loop_summary, mfma_pass_cycles_by_row
-from kerneltrace.analysis.waves_occupancy import SERIES_POINTS, occupancy_summary
-from kerneltrace.analysis.waves_states import EXTREME_WAVES, STATE_KEYS, state_summary
-from kerneltrace.analysis.waves_waitcnt import (
+from kerneltrace.analysis.waves.accumulate import WaveTotals, add_group
+from kerneltrace.analysis.waves.consistency import consistency, listed_wave_files
+from kerneltrace.analysis.waves.loops import HOT_LOOPS, loop_summary, mfma_pass_cycles_by_row
+from kerneltrace.analysis.waves.occupancy import SERIES_POINTS, occupancy_summary
+from kerneltrace.analysis.waves.peers import PeerTotals, peer_summary
+from kerneltrace.analysis.waves.states import EXTREME_WAVES, STATE_KEYS, state_summary
+from kerneltrace.analysis.waves.waitcnt import (
     HOT_WAITS,
     PENDING_LIMIT,
     flush_waits,
     waitcnt_summary,
 )
 from kerneltrace.errors import InputError
-from kerneltrace.readers.wavefile import WaveFile, iter_wave_files, wave_files
+from kerneltrace.readers.wavefile.reader import WaveFile, iter_wave_files, wave_files
 
 if TYPE_CHECKING:
     from kerneltrace.readers.codejson import CodeTable
@@ -53,6 +54,7 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable) -> dict:
     paths = wave_files(dispatch_dir)
     rows = {row.index: row for row in table.rows}
     totals = WaveTotals.empty(max([*rows, 0]) + 1)
+    totals.peers = PeerTotals.empty(table, totals.rows)
     mfma_rows, mfma_unknown = mfma_pass_cycles_by_row(table)
     mfma_by_line = np.zeros(totals.rows, np.int64)
     for index, cycles in mfma_rows.items():
@@ -81,4 +83,5 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable) -> dict:
         "loops": loop_summary(totals.loops, rows, mfma_unknown),
         "consistency": consistency(dispatch_dir, paths, totals, table),
         "occupancy": occupancy_summary(dispatch_dir, totals.traced_cu),
+        "peers": peer_summary(totals.peers, rows),
     }

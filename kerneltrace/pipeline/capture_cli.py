@@ -62,7 +62,7 @@ def run_from_args(args: argparse.Namespace, capture: Capture, describe: Callable
 
 def run_from_snakemake(snakemake: Any, capture: Capture) -> None:
     """Run ``capture(**common options)`` as a Snakemake job; the record goes to output.record."""
-    from kerneltrace.rocprof.smk import run_job
+    from kerneltrace.pipeline.smk import run_job
 
     def job(smk: Any) -> None:
         atomic.write_json(smk.output.record, capture(**common_options_from_snakemake(smk)))

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kerneltrace.analysis.compare import Thresholds, compare_sets, keyed_dispatches
-from kerneltrace.analysis.compare_inputs import attach_l2, load_side, read_json
+from kerneltrace.analysis.compare.document import Thresholds, compare_sets, keyed_dispatches
+from kerneltrace.analysis.compare.inputs import attach_l2, load_side, read_json
 from kerneltrace.errors import InputError
 
 

@@ -26,7 +26,7 @@ def state_summary(per_wave: list[tuple]) -> dict[str, Any]:
     """The state, per-wave distribution, timing and longest/shortest-wave fields of `waves`.
 
     `per_wave`: one record per wave, (file name, se, simd, slot, begin, end, instructions,
-    *state cycles in STATE_KEYS order), as built by waves_accumulate.add_group.
+    *state cycles in STATE_KEYS order), as built by accumulate.add_group.
     """
     import numpy as np
 

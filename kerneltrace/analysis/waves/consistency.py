@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kerneltrace.analysis.waves_accumulate import WaveTotals
+    from kerneltrace.analysis.waves.accumulate import WaveTotals
     from kerneltrace.readers.codejson import CodeTable
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.wavefile_record import WAVE_FILE_RE, WaveFile, empty_arrays, saturated
-from kerneltrace.readers.wavefile_simd import DIGITS_AND_WHITESPACE, WAITCNT_SKELETON, rows_skeleton
+from kerneltrace.readers.wavefile.record import WAVE_FILE_RE, WaveFile, empty_arrays, saturated
+from kerneltrace.readers.wavefile.simd import DIGITS_AND_WHITESPACE, WAITCNT_SKELETON, rows_skeleton
 
 if TYPE_CHECKING:  # numpy is imported lazily at run time (import-time budget of the CLI)
     import numpy as np

@@ -1,8 +1,8 @@
 """L2/HBM analysis of one kernel over PMC runs: assembles the kerneltrace.l2/1 document.
 
 Formulas: ../shared/docs/counters.md section 3; decision tree: section 5. The parts live in
-l2_inputs (kernel, run pairing, arch, peak), l2_metrics (per-dispatch metrics, aggregates) and
-l2_verdicts (decision tree); the text report is kerneltrace.render.l2.
+inputs (kernel, run pairing, arch, peak), metrics (per-dispatch metrics, aggregates) and
+verdicts (decision tree); the text report is kerneltrace.render.l2.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kerneltrace import __version__
-from kerneltrace.analysis.l2_inputs import (
+from kerneltrace.analysis.l2.inputs import (
     ArchChoice,
     MatchedDispatch,
     kernel_names,
@@ -19,14 +19,14 @@ from kerneltrace.analysis.l2_inputs import (
     resolve_peak,
     select_kernel,
 )
-from kerneltrace.analysis.l2_metrics import (
+from kerneltrace.analysis.l2.metrics import (
     METRIC_KEYS,
     aggregate_dispatches,
     counter_medians,
     dispatch_metrics,
     ratio_of_sums,
 )
-from kerneltrace.analysis.l2_verdicts import verdicts
+from kerneltrace.analysis.l2.verdicts import verdicts
 from kerneltrace.errors import InputError
 from kerneltrace.readers.counter_csv import CounterRun
 

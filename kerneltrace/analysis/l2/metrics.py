@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kerneltrace.analysis.l2_inputs import ArchChoice, MatchedDispatch
+from kerneltrace.analysis.l2.inputs import ArchChoice, MatchedDispatch
 from kerneltrace.counters import table
 from kerneltrace.readers.counter_csv import CounterRun
 
