@@ -16,6 +16,7 @@ from kerneltrace.plan.rules.lds_scalar_patterns import lds_read_before_mfma, sca
 from kerneltrace.plan.rules.line_hotspot import top_line_hotspots
 from kerneltrace.plan.rules.memory import memory_verdict
 from kerneltrace.plan.rules.mfma_chain import mfma_dependency_chain
+from kerneltrace.plan.rules.spills import register_spills, spills_first
 from kerneltrace.plan.rules.vmem_patterns import loads_in_mfma_loop, vmem_queue_burst
 from kerneltrace.plan.rules.waves import sharpen_with_waves, waves_evidence
 
@@ -24,6 +25,7 @@ Rule = Callable[[PlanContext], list[Finding]]
 ATTRIBUTION_RULES = frozenset({"W1-entry-waits-on-loads"})
 
 RULES: list[Rule] = [
+    register_spills,
     loads_in_mfma_loop,
     vmem_queue_burst,
     lds_read_before_mfma,
@@ -53,4 +55,4 @@ def run_all(ctx: PlanContext, rules: list[Rule] | None = None) -> list[Finding]:
         if finding.ranked and finding.location and ctx.is_artifact(finding.location):
             if finding.priority == "HIGH":
                 finding.priority = "MED"
-    return dedupe_ids(sort_findings(findings))
+    return dedupe_ids(spills_first(sort_findings(findings)))
