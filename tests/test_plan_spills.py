@@ -10,7 +10,7 @@ from kerneltrace.analysis.spills import spill_kind
 from kerneltrace.hotspot_report import analyze_dispatch
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.rules import run_all
-from kerneltrace.plan.rules.spills import RULE
+from kerneltrace.plan.rules.spills import RULE, RULE_HOT
 from kerneltrace.plan.summary import build_summary
 from kerneltrace.synth import SPILL_LINES, demo_gemm, demo_spill, write_dispatch_dir
 from kerneltrace.synth.simulate import simulate
@@ -42,7 +42,7 @@ def test_hot_loop_spill_is_the_first_finding_with_the_wait_cost(spill_doc):
     spec = demo_spill()
     findings = run_all(PlanContext(spill_doc))
     first = findings[0]
-    assert first.rule == RULE
+    assert first.rule == RULE_HOT
     assert first.priority == "HIGH"
     assert "inside the hot loop" in first.title
     assert "1 reload(s), 1 store(s)" in first.title
@@ -72,9 +72,9 @@ def test_spill_first_even_when_another_finding_is_costlier(spill_doc):
     doc["totals"] = dict(doc["totals"], stall_cycles=sum(i["stall_cycles"]
                                                         for i in doc["instructions"]))
     findings = run_all(PlanContext(doc))
-    spill = next(f for f in findings if f.rule == RULE)
+    spill = next(f for f in findings if f.rule == RULE_HOT)
     assert max(f.stall_share for f in findings if f.ranked) > spill.stall_share
-    assert findings[0] is spill
+    assert findings[0] is spill and spill.priority == "HIGH"
 
 
 def test_spill_outside_loops_is_ranked_by_its_cost_not_forced_first(tmp_path):
@@ -90,11 +90,11 @@ def test_spill_outside_loops_is_ranked_by_its_cost_not_forced_first(tmp_path):
 
 def test_no_spill_no_finding(tmp_path):
     doc = analyze_dispatch(write_dispatch_dir(tmp_path, demo_gemm()), waves=True)
-    assert not [f for f in run_all(PlanContext(doc)) if f.rule == RULE]
+    assert not [f for f in run_all(PlanContext(doc)) if f.rule in (RULE, RULE_HOT)]
 
 
 def test_summary_lists_the_spill_first(spill_doc):
     summary = build_summary([spill_doc], [])
     (kernel,) = summary["kernels"]
     findings = kernel["dispatches"][0]["findings"]
-    assert findings[0]["rule"] == RULE
+    assert findings[0]["rule"] == RULE_HOT

@@ -160,6 +160,23 @@ def source_heat(hotspot_doc: dict | None, snippets: dict[str, dict] | None) -> l
     )
 
 
+def occupancy_view(dispatch: dict, hotspot_doc: dict | None) -> dict:
+    """Arch candidates, the occupancy they agree on (if they all do), and the measured one."""
+    occ = dispatch.get("occupancy") or {}
+    arch = dispatch.get("arch") or {}
+    per = occ.get("per_candidate") or {}
+    values = {(v or {}).get("waves_per_simd") for v in per.values()}
+    agreed = next(iter(values)) if len(values) == 1 and None not in values else None
+    measured = ((hotspot_doc or {}).get("waves") or {}).get("occupancy") or {}
+    return {
+        "candidates": arch.get("candidates") or list(per),
+        "agreed_waves_per_simd": agreed,
+        "agreed_limited_by": sorted({(v or {}).get("limited_by") or "?" for v in per.values()})
+        if agreed is not None else [],
+        "measured": measured if measured.get("available") else None,
+    }
+
+
 def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | None = None) -> dict:
     """Everything a template needs for one dispatch, in display order."""
     doc = hotspot_doc or {}
@@ -177,8 +194,13 @@ def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | Non
     shown = {line["location"] for line in real}
     top_share = max((line.get("share") or 0 for line in lines), default=0)
     stall_by_type = dispatch.get("stall_by_type") or []
+    totals = dispatch.get("totals") or {}
     return {
         "dispatch": dispatch,
+        "bottleneck": dispatch.get("bottleneck"),
+        "gain_bound": dispatch.get("gain_bound"),
+        "no_stall": totals.get("stall_cycles") is None,
+        "occupancy": occupancy_view(dispatch, doc),
         "kernel_doc": doc,
         "top_type": stall_by_type[0] if stall_by_type else None,
         "hotspots": [

@@ -8,6 +8,7 @@ from kerneltrace.plan.findings import Finding, Gain, priority_for_share, short_l
 from kerneltrace.plan.rules.waves_refs import wave_loops
 
 RULE = "S1-register-spills"
+RULE_HOT = "S1-hot-loop-register-spills"  # the same finding when a spill sits in the hot loop
 # Removing the spill removes its scratch traffic and the reload waits; what remains is the
 # latency the reloaded values' other producers still expose (hypothesis — verify by re-timing).
 REMOVABLE = (0.5, 1.0)
@@ -81,7 +82,8 @@ def register_spills(ctx: PlanContext) -> list[Finding]:
                 for a in spills.accesses[:6] if a.index in ctx.instructions]
     evidence += [ctx.evidence(ctx.instructions[w], "s_waitcnt charged to a reload")
                  for w in spills.waits[:3] if w in ctx.instructions]
-    return [Finding(id=f"{RULE}@{short_location(location)}" if location else RULE, rule=RULE,
+    rule = RULE_HOT if spills.in_hot_loop else RULE
+    return [Finding(id=f"{rule}@{short_location(location)}" if location else rule, rule=rule,
                     title=title, priority=priority, stall_share=round(share, 4),
                     estimated_gain=gain, root_cause=root_cause, fix=fix, evidence=evidence,
                     location=location, effort="medium",
@@ -92,5 +94,7 @@ def spills_first(findings: list[Finding]) -> list[Finding]:
     """A spill in the hot loop is the first finding: it distorts every other one (the scratch
     round trips show up as memory waits elsewhere) and its fix changes the register budget the
     other fixes work within."""
-    first = [f for f in findings if f.rule == RULE and f.priority == "HIGH" and f.ranked]
+    first = [f for f in findings if f.rule == RULE_HOT and f.ranked]
+    for finding in first:
+        finding.priority = "HIGH"
     return first + [f for f in findings if f not in first]
