@@ -61,6 +61,8 @@ LEVERS: dict[str, str] = {
     "SRC-no-source-mapping": "none",
     "P5-entry-line-artifact": "none",
     "LINE-hotspot": "line",
+    "S1-register-spills": "register-pressure",
+    "S1-hot-loop-register-spills": "register-pressure",
 }
 # verdict kind -> levers it rules out
 CONTRADICTS: dict[str, frozenset[str]] = {

@@ -19,6 +19,7 @@ from kerneltrace.plan.rules.line_hotspot import top_line_hotspots
 from kerneltrace.plan.rules.memory import memory_verdict
 from kerneltrace.plan.rules.mfma_chain import mfma_dependency_chain
 from kerneltrace.plan.rules.regions import region_hotspots
+from kerneltrace.plan.rules.spills import register_spills, spills_first
 from kerneltrace.plan.rules.verdict_rules import prologue_setup, streaming_kernel
 from kerneltrace.plan.rules.vmem_patterns import loads_in_mfma_loop, vmem_queue_burst
 from kerneltrace.plan.rules.waves import sharpen_with_waves, waves_evidence
@@ -28,6 +29,7 @@ Rule = Callable[[PlanContext], list[Finding]]
 ATTRIBUTION_RULES = frozenset({"W1-entry-waits-on-loads"})
 
 RULES: list[Rule] = [
+    register_spills,
     streaming_kernel,
     prologue_setup,
     loads_in_mfma_loop,
@@ -66,7 +68,7 @@ def run_all(ctx: PlanContext, rules: list[Rule] | None = None) -> list[Finding]:
         findings.extend(region_hotspots(ctx, force=True))
     findings = merge_duplicates(findings)
     bound_findings(findings, ctx.verdict, ctx.hotspots)
-    findings = dedupe_ids(sort_findings(findings))
+    findings = dedupe_ids(spills_first(sort_findings(findings)))
     overlap_groups(findings)
     defer_to_verdict(findings)
     findings = sort_findings(findings)
