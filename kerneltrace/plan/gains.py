@@ -155,10 +155,13 @@ def has_repeats(doc: dict) -> bool:
 
 
 def overlap_groups(findings: list[Finding]) -> None:
-    """Give ranked findings that cite a common instruction one `overlap_group` (first id)."""
+    """Give ranked line findings that cite a common instruction one `overlap_group` (the first
+    one's id). Loop- and kernel-scope findings are umbrellas over the line findings inside them
+    (their titles say so); they do not link groups."""
     groups: list[tuple[set[int], list[Finding]]] = []
     for finding in findings:
-        if not finding.ranked:
+        finding.overlap_group = None
+        if not finding.ranked or finding.scope != "line":
             continue
         cited = {e.instruction_index for e in finding.evidence if e.instruction_index is not None}
         if not cited:
@@ -177,14 +180,20 @@ def overlap_groups(findings: list[Finding]) -> None:
 
 
 def group_gain(findings: list[Finding]) -> float:
-    """Upper bound of what the findings claim together: per overlap group its largest member."""
+    """Upper bound of what the findings claim together: per overlap group of line findings its
+    largest member; an umbrella (loop/kernel scope) covers the same stall as the lines inside it,
+    so the total is the larger of the line groups' sum and the largest umbrella."""
     best: dict[str, float] = {}
+    umbrella = 0.0
     for finding in findings:
         if finding.estimated_gain is None or not finding.ranked:
             continue
+        if finding.scope != "line":
+            umbrella = max(umbrella, finding.estimated_gain.high)
+            continue
         key = finding.overlap_group or finding.id
         best[key] = max(best.get(key, 0.0), finding.estimated_gain.high)
-    return sum(best.values())
+    return max(sum(best.values()), umbrella)
 
 
 def bound_findings(findings: list[Finding], verdict: Bottleneck, doc: dict) -> list[Finding]:
@@ -231,9 +240,14 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, doc: dict) -> l
 
 
 def defer_to_verdict(findings: list[Finding]) -> None:
-    """Findings in an overlap group with the verdict's own finding claim its cycles: at most MED
-    (the verdict's finding says what to do with that stall)."""
-    led = {f.overlap_group for f in findings if f.verdict_aligned and f.overlap_group}
+    """Findings citing an instruction the verdict's own finding cites (or in its overlap group)
+    claim its cycles: at most MED (the verdict's finding says what to do with that stall)."""
+    own = [f for f in findings if f.verdict_aligned]
+    cited = {e.instruction_index for f in own for e in f.evidence if e.instruction_index is not None}
+    led = {f.overlap_group for f in own if f.overlap_group}
     for finding in findings:
-        if finding.overlap_group in led and not finding.verdict_aligned:
+        if finding.verdict_aligned or not finding.ranked:
+            continue
+        mine = {e.instruction_index for e in finding.evidence}
+        if finding.overlap_group in led or mine & cited:
             finding.priority = _cap(finding.priority, "MED")
