@@ -46,6 +46,7 @@ _PIPE_OF_TYPE = {
 BUCKETS_PER_OCTAVE = 8
 BUCKETS = 8 * 40  # up to 2**40 cycles per hit
 TOP_ROWS = 64  # instructions listed with per-hit percentiles and non-hidden cost
+SCOPES = 1 << 20  # (se, simd) scope keys are se * 64 + simd: below this for any real se
 
 
 def row_pipes(table: CodeTable, rows: int) -> tuple[Any, Any]:
@@ -93,22 +94,26 @@ def _merge(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.n
     import numpy as np
 
     keep = ends > starts
-    keys, starts, ends = keys[keep], starts[keep], ends[keep]
+    if not keep.all():
+        keys, starts, ends = keys[keep], starts[keep], ends[keep]
     if not len(keys):
         empty = np.zeros(0, np.int64)
         return empty, empty, empty
-    order = np.lexsort((starts, keys))
-    keys, starts, ends = keys[order], starts[order], ends[order]
-    # running max of ends inside each key: shift every key into its own range
     low = int(starts.min())
     span = int(ends.max()) - low + 1
-    shifted_end = np.maximum.accumulate(ends - low + keys * span) - keys * span + low
+    shift = keys * span  # keys >= 0: every key gets its own range of times
+    # one stable sort of (key, start) packed in an int64 (the order lexsort gives); the
+    # streams arrive nearly sorted (issue times grow within a wave), which a stable sort uses
+    order = np.argsort(shift + (starts - low), kind="stable")
+    keys, starts, ends, shift = keys[order], starts[order], ends[order], shift[order]
+    # running max of ends inside each key: shift every key into its own range
+    shifted_end = np.maximum.accumulate(ends - low + shift) - shift + low
     new = np.ones(len(keys), bool)
     new[1:] = (keys[1:] != keys[:-1]) | (starts[1:] > shifted_end[:-1])
-    group = np.cumsum(new) - 1
-    merged_end = np.zeros(int(group[-1]) + 1, np.int64)
-    np.maximum.at(merged_end, group, shifted_end)
-    return keys[new], starts[new], merged_end
+    first = np.flatnonzero(new)
+    # the running max is non-decreasing inside a key: a merged interval ends at its last member
+    last = np.append(first[1:] - 1, len(keys) - 1)
+    return keys[first], starts[first], shifted_end[last]
 
 
 def _covered(keys, starts, ends, q_keys, q_from, q_to):
@@ -151,10 +156,24 @@ def add_peer_group(peers: PeerTotals, waves: list[WaveFile], owner, time, stall,
     issue_end = time + np.maximum(stall, duration)
     peers.lifetimes.append((scope_of_wave, np.array([wave.begin for wave in waves], np.int64),
                             np.array([wave.end for wave in waves], np.int64)))
-    for index in range(len(PIPES)):
-        mask = pipe == index
-        if mask.any():  # merged per group already: the end-of-run merge stays small
-            peers.pipe_intervals[index].append(_merge(scope[mask], issue_start[mask], issue_end[mask]))
+    # merged per group already (the end-of-run merge stays small): all pipes in one merge whose
+    # key is (pipe, scope); each pipe's merged intervals are then one contiguous run
+    if scope_of_wave.min() >= 0 and scope_of_wave.max() < SCOPES:
+        piped = pipe >= 0
+        keys, starts, ends = _merge(pipe[piped] * SCOPES + scope[piped], issue_start[piped],
+                                    issue_end[piped])
+        bounds = np.searchsorted(keys, np.arange(len(PIPES) + 1) * SCOPES).tolist()
+        for index in range(len(PIPES)):
+            low, high = bounds[index], bounds[index + 1]
+            if high > low:
+                peers.pipe_intervals[index].append(
+                    (keys[low:high] - index * SCOPES, starts[low:high], ends[low:high]))
+    else:  # scope keys outside [0, SCOPES) (odd file names): one merge per pipe
+        for index in range(len(PIPES)):
+            mask = pipe == index
+            if mask.any():
+                peers.pipe_intervals[index].append(_merge(scope[mask], issue_start[mask],
+                                                          issue_end[mask]))
     peers.issue += np.bincount(line, weights=issue_end - issue_start,
                                minlength=peers.rows).astype(np.int64)[: peers.rows]
     window_from = np.minimum(prev_end, issue_start)
