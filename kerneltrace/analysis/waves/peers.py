@@ -79,6 +79,10 @@ class PeerTotals:
     lifetimes: list[tuple] = field(default_factory=list)  # (key, begin, end) arrays per group
     windows: list[tuple] = field(default_factory=list)  # (key, from, to, row) wait windows
     barrier_waits: dict[int, list] = field(default_factory=dict)  # row -> [(sum, hits) per wave]
+    # what reduce_peers folded the intervals and windows into (additive over disjoint SIMDs)
+    resident: int = 0  # Σ union of wave lifetimes per SIMD
+    busy: list[int] = field(default_factory=lambda: [0] * len(PIPES))  # Σ union per pipe and SIMD
+    uncovered: Any = None  # per row: wait-window cycles during which no wave of the SIMD issued
 
     @classmethod
     def empty(cls, table: CodeTable, rows: int) -> PeerTotals:
@@ -86,7 +90,13 @@ class PeerTotals:
 
         pipe, barrier = row_pipes(table, rows)
         return cls(rows, pipe, barrier, np.zeros(rows, np.int64), np.zeros(rows, np.int64),
-                   np.zeros((rows, BUCKETS), np.int64), [[] for _ in PIPES])
+                   np.zeros((rows, BUCKETS), np.int64), [[] for _ in PIPES],
+                   uncovered=np.zeros(rows, np.int64))
+
+
+def scope_key(se: int | None, simd: int | None) -> int:
+    """The key of a wave's SIMD in the per-SIMD unions."""
+    return (se or 0) * 64 + (simd or 0)
 
 
 def _merge(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -149,7 +159,7 @@ def add_peer_group(peers: PeerTotals, waves: list[WaveFile], owner, time, stall,
 
     if not len(line):
         return
-    scope_of_wave = np.array([(wave.se or 0) * 64 + (wave.simd or 0) for wave in waves], np.int64)
+    scope_of_wave = np.array([scope_key(wave.se, wave.simd) for wave in waves], np.int64)
     scope = scope_of_wave[owner]
     pipe = peers.pipe[line]
     issue_start = time + stall
@@ -210,8 +220,12 @@ def _percentile(histogram_row, q: float) -> int | None:
     return int(round(2 ** ((bucket + 0.5) / BUCKETS_PER_OCTAVE) - 1))
 
 
-def peer_summary(peers: PeerTotals, rows: dict) -> dict:
-    """The `peers` object of `waves` (docs/waves-json.md)."""
+def reduce_peers(peers: PeerTotals) -> None:
+    """Fold the kept intervals and wait windows into `resident`, `busy` and `uncovered`.
+
+    Unions are taken per SIMD (key), so totals of waves on disjoint sets of SIMDs can be reduced
+    separately and added (merge_peers); the kept lists are emptied.
+    """
     import numpy as np
 
     def merged(parts: list[tuple]) -> tuple:
@@ -221,19 +235,43 @@ def peer_summary(peers: PeerTotals, rows: dict) -> dict:
         return _merge(*(np.concatenate([part[i] for part in parts]) for i in range(3)))
 
     _, begins, ends = merged(peers.lifetimes)
-    resident = int((ends - begins).sum())
+    peers.resident += int((ends - begins).sum())
     per_pipe = [merged(parts) for parts in peers.pipe_intervals]
-    busy = {
-        name: (round(int((per_pipe[i][2] - per_pipe[i][1]).sum()) / resident, 4) if resident else None)
-        for i, name in enumerate(PIPES)
-    }
-    # non-hidden = issue cycles + wait-window cycles while no wave of the SIMD issued anything
-    keys, starts, ends = merged([part for part in per_pipe if len(part[0])])
-    non_hidden = peers.issue.copy()
+    for index, (_, starts, ends) in enumerate(per_pipe):
+        peers.busy[index] += int((ends - starts).sum())
+    # wait-window cycles while no wave of the SIMD issued anything
     if peers.windows:
+        keys, starts, ends = merged([part for part in per_pipe if len(part[0])])
         w_key, w_from, w_to, w_row = (np.concatenate([w[i] for w in peers.windows]) for i in range(4))
         uncovered = (w_to - w_from) - _covered(keys, starts, ends, w_key, w_from, w_to)
-        non_hidden += np.bincount(w_row, weights=uncovered, minlength=peers.rows).astype(np.int64)[: peers.rows]
+        peers.uncovered += np.bincount(w_row, weights=uncovered,
+                                       minlength=peers.rows).astype(np.int64)[: peers.rows]
+    peers.lifetimes, peers.windows = [], []
+    peers.pipe_intervals = [[] for _ in PIPES]
+
+
+def merge_peers(into: PeerTotals, other: PeerTotals) -> None:
+    """Add reduced `other` (waves on other SIMDs, later in file order) to reduced `into`."""
+    into.issue += other.issue
+    into.cost += other.cost
+    into.histogram += other.histogram
+    into.resident += other.resident
+    into.busy = [a + b for a, b in zip(into.busy, other.busy, strict=True)]
+    into.uncovered += other.uncovered
+    for row, per_wave in other.barrier_waits.items():
+        into.barrier_waits.setdefault(row, []).extend(per_wave)
+
+
+def peer_summary(peers: PeerTotals, rows: dict) -> dict:
+    """The `peers` object of `waves` (docs/waves-json.md)."""
+    import numpy as np
+
+    reduce_peers(peers)
+    resident = peers.resident
+    busy = {name: (round(peers.busy[i] / resident, 4) if resident else None)
+            for i, name in enumerate(PIPES)}
+    # non-hidden = issue cycles + wait-window cycles while no wave of the SIMD issued anything
+    non_hidden = peers.issue + peers.uncovered
     total_cost = int(peers.cost.sum())
     order = np.argsort(-peers.cost, kind="stable")[:TOP_ROWS]
     instructions = []
