@@ -19,7 +19,9 @@ measured before/after pairs). The rules state a raw hypothesis (stall share × h
 4. **Overlap groups.** Ranked findings whose evidence instructions intersect claim the same stall
    cycles: they share `overlap_group` (the id of the group's first finding) and the group's gain
    is its largest member's, never the sum (`group_gain`).
-5. **Priority from the bounded gain** (`gain.high`): HIGH ≥ `HIGH_GAIN`, MED ≥ `MED_GAIN`, LOW
+5. **The verdict's finding leads its group**: other members of its overlap group are at most MED
+   (`defer_to_verdict`).
+6. **Priority from the bounded gain** (`gain.high`): HIGH ≥ `HIGH_GAIN`, MED ≥ `MED_GAIN`, LOW
    below, never above the rule's own cap; findings without an estimate keep their priority (at
    most MED) except the verdict's own finding (`VERDICT_RULES`), which is HIGH.
 """
@@ -82,14 +84,19 @@ VERDICT_RULES: dict[str, frozenset[str]] = {
 MEMORY_LINE_TYPES = frozenset({"VMEM-wait", "VMEM-load", "LDS/SMEM-wait", "SMEM", "LDS"})
 
 
+SETUP_STALL_SHARE = 0.8  # of a finding's cited stall on once-per-wave setup: a setup finding
+
+
 def setup_only(finding: Finding, doc: dict) -> bool:
-    """True when every evidence instruction is a once-per-wave scalar load or its wait."""
+    """True when (almost) all the stall a finding cites is once-per-wave scalar loads and their
+    waits (kernel arguments): ≥ SETUP_STALL_SHARE of it, weighted by stall."""
     by_index = {ins["index"]: ins for ins in doc.get("instructions") or []}
     cited = [by_index[e.instruction_index] for e in finding.evidence
              if e.instruction_index in by_index]
-    return bool(cited) and all(
-        ins.get("type") in SETUP_TYPES and once_per_wave(doc, ins) for ins in cited
-    )
+    total = sum(ins.get("stall_cycles") or 0 for ins in cited)
+    setup = sum(ins.get("stall_cycles") or 0 for ins in cited
+                if ins.get("type") in SETUP_TYPES and once_per_wave(doc, ins))
+    return bool(total) and setup >= SETUP_STALL_SHARE * total
 
 
 def lever(finding: Finding, doc: dict) -> str:
@@ -153,10 +160,13 @@ def has_repeats(doc: dict) -> bool:
 
 
 def overlap_groups(findings: list[Finding]) -> None:
-    """Give ranked findings that cite a common instruction one `overlap_group` (first id)."""
+    """Give ranked line findings that cite a common instruction one `overlap_group` (the first
+    one's id). Loop- and kernel-scope findings are umbrellas over the line findings inside them
+    (their titles say so); they do not link groups."""
     groups: list[tuple[set[int], list[Finding]]] = []
     for finding in findings:
-        if not finding.ranked:
+        finding.overlap_group = None
+        if not finding.ranked or finding.scope != "line":
             continue
         cited = {e.instruction_index for e in finding.evidence if e.instruction_index is not None}
         if not cited:
@@ -175,14 +185,20 @@ def overlap_groups(findings: list[Finding]) -> None:
 
 
 def group_gain(findings: list[Finding]) -> float:
-    """Upper bound of what the findings claim together: per overlap group its largest member."""
+    """Upper bound of what the findings claim together: per overlap group of line findings its
+    largest member; an umbrella (loop/kernel scope) covers the same stall as the lines inside it,
+    so the total is the larger of the line groups' sum and the largest umbrella."""
     best: dict[str, float] = {}
+    umbrella = 0.0
     for finding in findings:
         if finding.estimated_gain is None or not finding.ranked:
             continue
+        if finding.scope != "line":
+            umbrella = max(umbrella, finding.estimated_gain.high)
+            continue
         key = finding.overlap_group or finding.id
         best[key] = max(best.get(key, 0.0), finding.estimated_gain.high)
-    return sum(best.values())
+    return max(sum(best.values()), umbrella)
 
 
 def bound_findings(findings: list[Finding], verdict: Bottleneck, doc: dict) -> list[Finding]:
@@ -226,3 +242,17 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, doc: dict) -> l
         if finding.contradicts_verdict:
             finding.priority = "LOW"
     return findings
+
+
+def defer_to_verdict(findings: list[Finding]) -> None:
+    """Findings citing an instruction the verdict's own finding cites (or in its overlap group)
+    claim its cycles: at most MED (the verdict's finding says what to do with that stall)."""
+    own = [f for f in findings if f.verdict_aligned]
+    cited = {e.instruction_index for f in own for e in f.evidence if e.instruction_index is not None}
+    led = {f.overlap_group for f in own if f.overlap_group}
+    for finding in findings:
+        if finding.verdict_aligned or not finding.ranked:
+            continue
+        mine = {e.instruction_index for e in finding.evidence}
+        if finding.overlap_group in led or mine & cited:
+            finding.priority = _cap(finding.priority, "MED")
