@@ -124,16 +124,22 @@ def test_verdict_is_first_in_the_plan(tmp_path):
     assert set(entry["bottleneck"]) >= {"kind", "evidence", "confidence"}
 
 
-@pytest.mark.parametrize("spec", [demo_gemm(), specs.barrier_bound()], ids=["gemm", "barrier"])
-def test_overlapping_findings_are_grouped_not_added(tmp_path, spec):
-    from kerneltrace.plan.findings import Finding
+def _finding(fid, cited, high, scope="line"):
+    from kerneltrace.plan.findings import Evidence, Finding, Gain
 
-    _, _, entry = plan_of(tmp_path, spec)
-    groups: dict[str, list[dict]] = {}
-    for f in ranked(entry):
-        if f["overlap_group"]:
-            groups.setdefault(f["overlap_group"], []).append(f)
-    assert groups  # these kernels have findings citing the same instructions
-    total = sum(f["estimated_gain"]["high"] for f in ranked(entry) if f["estimated_gain"])
-    assert entry["gain_bound"] < total
-    assert group_gain([]) == 0 and Finding  # group_gain of nothing is nothing
+    return Finding(id=fid, rule="LINE-hotspot", title=fid, priority="HIGH", stall_share=high,
+                   estimated_gain=Gain(high / 2, high, "test"), root_cause="", fix="",
+                   evidence=[Evidence("k.py:1", i) for i in cited], location="k.py:1", scope=scope)
+
+
+def test_overlapping_findings_are_grouped_not_added():
+    from kerneltrace.plan.gains import overlap_groups
+
+    a, b, c = _finding("a", {1, 2}, 0.3), _finding("b", {2, 3}, 0.2), _finding("c", {9}, 0.1)
+    umbrella = _finding("loop", {1, 2, 3, 9}, 0.35, scope="loop")
+    findings = [a, b, c, umbrella]
+    overlap_groups(findings)
+    assert a.overlap_group == b.overlap_group == "a" and c.overlap_group is None
+    assert umbrella.overlap_group is None  # umbrellas do not link groups
+    assert group_gain(findings) == pytest.approx(0.4)  # max(a, b) + c, not a + b + c
+    assert group_gain([umbrella, c]) == pytest.approx(0.35)  # the umbrella covers c's stall too

@@ -19,10 +19,12 @@ measured before/after pairs). The rules state a raw hypothesis (stall share × h
 4. **Overlap groups.** Ranked findings whose evidence instructions intersect claim the same stall
    cycles: they share `overlap_group` (the id of the group's first finding) and the group's gain
    is its largest member's, never the sum (`group_gain`).
-5. **Priority from the bounded gain** (`gain.high`): HIGH ≥ `HIGH_GAIN`, MED ≥ `MED_GAIN`, LOW
+5. **The verdict's finding leads its group**: other members of its overlap group are at most MED
+   (`defer_to_verdict`).
+6. **Priority from the bounded gain** (`gain.high`): HIGH ≥ `HIGH_GAIN`, MED ≥ `MED_GAIN`, LOW
    below, never above the rule's own cap; findings without an estimate keep their priority (at
    most MED) except the verdict's own finding (`VERDICT_RULES`), which is HIGH.
-6. **Calibration** (`CALIBRATED`, issue 17): a finding that asks to hide a VMEM or LDS wait gets
+7. **Calibration** (`CALIBRATED`, issue 17): a finding that asks to hide a VMEM or LDS wait gets
    its gain stated as a range of *kernel time* — its share of the waves' time × the fraction
    that re-timed fixes of such waits removed, the pairs named in the basis (docs/calibration.md).
    It keeps the rank and priority of the stall hypothesis it replaces (`Gain.ranking`).
@@ -112,6 +114,11 @@ CALIBRATED: dict[str, Calibration] = {
         "registers halved the occupancy limit); upper end as for VMEM waits"),
 }
 CALIBRATED_LEVERS = frozenset({"memory-latency", "memory-pipeline"})
+# Line-level findings whose fix is what the re-timed changes did (issue the load earlier / wait
+# later, for a wait that holds the line). Not calibrated: issue stalls of load bursts (P2),
+# scalar metadata loads (P4), loop-wide umbrellas (W2) — no re-timed pair measured those.
+CALIBRATED_RULES = frozenset({"LINE-hotspot", "P1-loads-in-mfma-loop", "P3-lds-read-before-mfma",
+                              "W1-entry-waits-on-loads"})
 
 
 def wait_type(finding: Finding, doc: dict) -> str | None:
@@ -150,7 +157,8 @@ def time_share(share: float, doc: dict) -> float:
 
 def calibrated_gain(finding: Finding, kind: str, doc: dict) -> Gain | None:
     """The kernel-time gain of a finding whose fix re-timed pairs measured, else None."""
-    if kind not in CALIBRATED_LEVERS | {"line"} or not finding.ranked or finding.estimated_gain is None:
+    if (finding.rule not in CALIBRATED_RULES or finding.scope != "line" or not finding.ranked
+            or kind not in CALIBRATED_LEVERS | {"line"} or finding.estimated_gain is None):
         return None
     cal = CALIBRATED.get(wait_type(finding, doc) or "")
     if cal is None:
@@ -237,10 +245,13 @@ def has_repeats(doc: dict) -> bool:
 
 
 def overlap_groups(findings: list[Finding]) -> None:
-    """Give ranked findings that cite a common instruction one `overlap_group` (first id)."""
+    """Give ranked line findings that cite a common instruction one `overlap_group` (the first
+    one's id). Loop- and kernel-scope findings are umbrellas over the line findings inside them
+    (their titles say so); they do not link groups."""
     groups: list[tuple[set[int], list[Finding]]] = []
     for finding in findings:
-        if not finding.ranked:
+        finding.overlap_group = None
+        if not finding.ranked or finding.scope != "line":
             continue
         cited = {e.instruction_index for e in finding.evidence if e.instruction_index is not None}
         if not cited:
@@ -259,15 +270,21 @@ def overlap_groups(findings: list[Finding]) -> None:
 
 
 def group_gain(findings: list[Finding]) -> float:
-    """Upper bound of what the findings claim together: per overlap group its largest member."""
+    """Upper bound of what the findings claim together: per overlap group of line findings its
+    largest member; an umbrella (loop/kernel scope) covers the same stall as the lines inside it,
+    so the total is the larger of the line groups' sum and the largest umbrella."""
     best: dict[str, float] = {}
+    umbrella = 0.0
     for finding in findings:
         if finding.estimated_gain is None or not finding.ranked:
+            continue
+        if finding.scope != "line":
+            umbrella = max(umbrella, finding.estimated_gain.rank_value)
             continue
         key = finding.overlap_group or finding.id
         # in stall cycles throughout: a calibrated gain counts with the hypothesis it replaced
         best[key] = max(best.get(key, 0.0), finding.estimated_gain.rank_value)
-    return sum(best.values())
+    return max(sum(best.values()), umbrella)
 
 
 def bound_findings(findings: list[Finding], verdict: Bottleneck, doc: dict) -> list[Finding]:
@@ -317,3 +334,17 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, doc: dict) -> l
                 finding.estimated_gain = replace(_bounded(calibrated, gain.high, "the stall "
                                                           "hypothesis' bound"), ranking=gain.high)
     return findings
+
+
+def defer_to_verdict(findings: list[Finding]) -> None:
+    """Findings citing an instruction the verdict's own finding cites (or in its overlap group)
+    claim its cycles: at most MED (the verdict's finding says what to do with that stall)."""
+    own = [f for f in findings if f.verdict_aligned]
+    cited = {e.instruction_index for f in own for e in f.evidence if e.instruction_index is not None}
+    led = {f.overlap_group for f in own if f.overlap_group}
+    for finding in findings:
+        if finding.verdict_aligned or not finding.ranked:
+            continue
+        mine = {e.instruction_index for e in finding.evidence}
+        if finding.overlap_group in led or mine & cited:
+            finding.priority = _cap(finding.priority, "MED")

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, dedupe_ids, merge_duplicates, sort_findings
-from kerneltrace.plan.gains import bound_findings, overlap_groups
+from kerneltrace.plan.gains import bound_findings, defer_to_verdict, overlap_groups
 from kerneltrace.plan.rules.entry_line import entry_line_artifact
 from kerneltrace.plan.rules.hazards import nop_hazards
 from kerneltrace.plan.rules.kernel_wide import (
@@ -69,5 +69,8 @@ def run_all(ctx: PlanContext, rules: list[Rule] | None = None) -> list[Finding]:
     findings = merge_duplicates(findings)
     bound_findings(findings, ctx.verdict, ctx.hotspots)
     findings = dedupe_ids(spills_first(sort_findings(findings)))
+    overlap_groups(findings)
+    defer_to_verdict(findings)
+    findings = spills_first(sort_findings(findings))
     overlap_groups(findings)
     return findings
