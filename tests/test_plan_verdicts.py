@@ -143,3 +143,13 @@ def test_overlapping_findings_are_grouped_not_added():
     assert umbrella.overlap_group is None  # umbrellas do not link groups
     assert group_gain(findings) == pytest.approx(0.4)  # max(a, b) + c, not a + b + c
     assert group_gain([umbrella, c]) == pytest.approx(0.35)  # the umbrella covers c's stall too
+
+
+def test_compare_select_hazard_is_named():
+    from kerneltrace.plan.rules.hazards import hazard_cause
+
+    cmp = {"asm": "v_cmp_gt_f32_e32 vcc, s23, v172", "type": "VALU"}
+    sel = {"asm": "v_cndmask_b32_e32 v174, 0, v233, vcc", "type": "VALU"}
+    assert hazard_cause([cmp], [sel]) == ("compare/select", cmp)
+    lane = {"asm": "v_permlane32_swap_b32_e32 v174, v176", "type": "VALU"}
+    assert hazard_cause([{"asm": "v_mov_b32_e32 v176, v172", "type": "VALU"}], [lane])[0] == "lane/sgpr"

@@ -174,14 +174,19 @@ def calibrated_gain(finding: Finding, kind: str, doc: dict) -> Gain | None:
     )
 
 
+SETUP_STALL_SHARE = 0.8  # of a finding's cited stall on once-per-wave setup: a setup finding
+
+
 def setup_only(finding: Finding, doc: dict) -> bool:
-    """True when every evidence instruction is a once-per-wave scalar load or its wait."""
+    """True when (almost) all the stall a finding cites is once-per-wave scalar loads and their
+    waits (kernel arguments): ≥ SETUP_STALL_SHARE of it, weighted by stall."""
     by_index = {ins["index"]: ins for ins in doc.get("instructions") or []}
     cited = [by_index[e.instruction_index] for e in finding.evidence
              if e.instruction_index in by_index]
-    return bool(cited) and all(
-        ins.get("type") in SETUP_TYPES and once_per_wave(doc, ins) for ins in cited
-    )
+    total = sum(ins.get("stall_cycles") or 0 for ins in cited)
+    setup = sum(ins.get("stall_cycles") or 0 for ins in cited
+                if ins.get("type") in SETUP_TYPES and once_per_wave(doc, ins))
+    return bool(total) and setup >= SETUP_STALL_SHARE * total
 
 
 def lever(finding: Finding, doc: dict) -> str:

@@ -10,9 +10,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kerneltrace.analysis.waves.loops import LoopTotals, add_group_loops
-from kerneltrace.analysis.waves.peers import PeerTotals, add_peer_group
-from kerneltrace.analysis.waves.waitcnt import WaitTotals, attribute_waits
+from kerneltrace.analysis.waves.loops import LoopTotals, add_group_loops, merge_loops
+from kerneltrace.analysis.waves.peers import PeerTotals, add_peer_group, merge_peers
+from kerneltrace.analysis.waves.waitcnt import WaitTotals, attribute_waits, merge_waits
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,6 +58,28 @@ def grow(totals: WaveTotals, size: int) -> None:
         grown[:totals.rows] = getattr(totals, name)
         setattr(totals, name, grown)
     totals.rows = size
+
+
+def merge_totals(into: WaveTotals, other: WaveTotals) -> None:
+    """Add `other` (the wave files after those of `into`) to `into`.
+
+    Both have their waits flushed and, when present, their peers reduced (stream.py).
+    """
+    grow(into, other.rows)
+    grow(other, into.rows)
+    for name in ("hits", "latency", "stall", "idle"):
+        getattr(into, name)[:] += getattr(other, name)
+    into.files += other.files
+    into.bytes += other.bytes
+    into.layouts |= other.layouts
+    into.skipped.extend(other.skipped)
+    into.per_wave.extend(other.per_wave)
+    merge_waits(into.waits, other.waits)
+    merge_loops(into.loops, other.loops)
+    for se, cu in other.traced_cu.items():
+        into.traced_cu.setdefault(se, cu)
+    if into.peers is not None and other.peers is not None:
+        merge_peers(into.peers, other.peers)
 
 
 def implausible_waves(waves: list[WaveFile], code_rows: int) -> dict[int, str]:

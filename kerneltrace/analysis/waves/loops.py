@@ -172,6 +172,20 @@ def add_group_loops(loops: dict[int, LoopTotals], group: Group, mfma_by_line: np
                                              interval_stops[first:last], strict=True))
 
 
+def merge_loops(into: dict[int, LoopTotals], other: dict[int, LoopTotals]) -> None:
+    """Add the loop totals `other` (other waves) to `into`."""
+    for header, loop in other.items():
+        merged = into[header]
+        merged.last_index = max(merged.last_index, loop.last_index)
+        for name in ("iterations", "entries", "measured_iterations", "measured_cycles",
+                     "mfma_cycles", "waves", "prologue", "epilogue", "wave_cycles"):
+            setattr(merged, name, getattr(merged, name) + getattr(loop, name))
+        for simd, intervals in loop.simd_intervals.items():
+            merged.simd_intervals[simd].extend(intervals)
+        for simd, cycles in loop.simd_mfma.items():
+            merged.simd_mfma[simd] += cycles
+
+
 def union_length(intervals: list[tuple[int, int]]) -> int:
     """Total length covered by the union of [start, end) intervals."""
     covered, current_start, current_end = 0, None, None

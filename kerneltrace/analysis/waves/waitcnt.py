@@ -146,6 +146,18 @@ def flush_waits(waits: WaitTotals) -> None:
     waits.pending_size = 0
 
 
+def merge_waits(into: WaitTotals, other: WaitTotals) -> None:
+    """Add the flushed wait totals `other` (other waves) to the flushed `into`."""
+    for key, cycles in other.cycles.items():
+        into.cycles[key] += cycles
+    for key, count in other.count.items():
+        into.count[key] += count
+    for row, cycles in other.unattributed.items():
+        into.unattributed[row] += cycles
+    for row, producers in other.producers.items():
+        into.producers[row] |= producers
+
+
 def waitcnt_summary(waits: WaitTotals, stall: np.ndarray, hits: np.ndarray,
                     rows: dict[int, CodeRow]) -> list[dict[str, Any]]:
     """The `waitcnt` list: hot waits (by the wave-file stall per row) and their producers."""
