@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltrace import __version__
+from kerneltrace.analysis.costs import cost_summary
 from kerneltrace.analysis.dispatch_inputs import (
     check_not_empty,
     find_agents,
@@ -284,15 +285,18 @@ def run_analysis(
     if waves:
         document["waves"] = _waves(directory, table)
         document["schema"] = SCHEMA_WITH_WAVES
+    document["costs"] = cost_summary(
+        document["instructions"], (document.get("waves") or {}).get("waves") or None
+    )
     return DispatchAnalysis(document, table, sources)
 
 
 def _waves(directory: Path, table: CodeTable) -> dict:
     try:
-        from kerneltrace.analysis.waves import analyze_waves
+        from kerneltrace.analysis.waves.analyze import analyze_waves
     except ImportError as err:
         raise InputError(
-            f"--waves needs kerneltrace.analysis.waves, which cannot be imported here ({err})",
+            f"--waves needs kerneltrace.analysis.waves.analyze, which cannot be imported here ({err})",
             str(directory),
             "run without --waves, or update the checkout to a version that ships the wave analysis",
         ) from None

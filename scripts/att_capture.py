@@ -11,7 +11,8 @@ import argparse  # noqa: E402
 import os  # noqa: E402
 
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
-from kerneltrace.rocprof import capture, capture_cli, commands, decoder, jobfile  # noqa: E402
+from kerneltrace.pipeline import capture_cli  # noqa: E402
+from kerneltrace.rocprof import capture, commands, decoder, jobfile  # noqa: E402
 
 
 def preflight_decoder(att_library_path: list[str], env: dict[str, str]) -> str:

@@ -13,7 +13,8 @@ import os  # noqa: E402
 
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
-from kerneltrace.rocprof import decoder, dispatchdirs, logscan  # noqa: E402
+from kerneltrace.model import dispatchdir  # noqa: E402
+from kerneltrace.rocprof import decoder, logscan  # noqa: E402
 
 
 def decode(*, capture_dir: Path, capture_log: Path | None, kernel_id: str, att_library_path: list[str],
@@ -30,12 +31,12 @@ def decode(*, capture_dir: Path, capture_log: Path | None, kernel_id: str, att_l
     fatal = logscan.fatal(findings)
     if fatal:
         raise InputError(logscan.describe(fatal), str(capture_log), fatal[0].fix)
-    found = dispatchdirs.find_dispatch_dirs(capture_dir)
+    found = dispatchdir.find_dispatch_dirs(capture_dir)
     if not found.kept:
         sig = logscan.EMPTY_TRACE if found.notes else logscan.NO_DISPATCH_DIRS
         raise InputError(f"{sig.meaning} ({'; '.join(found.notes) or 'no dispatch dir'})",
                          str(capture_dir), sig.fix)
-    rows = dispatchdirs.manifest_rows(found.kept, id_prefix=f"{kernel_id}_", kernel_id=kernel_id,
+    rows = dispatchdir.manifest_rows(found.kept, id_prefix=f"{kernel_id}_", kernel_id=kernel_id,
                                       source="capture")
     report = {"capture_dir": str(capture_dir), "kernel_id": kernel_id, "dispatch_dirs": len(rows),
               "dropped": found.notes, "truncated": truncated or bool(codes & {"buffer-full", "data-lost"}),
@@ -44,7 +45,7 @@ def decode(*, capture_dir: Path, capture_log: Path | None, kernel_id: str, att_l
 
 
 def main_from_snakemake(snakemake) -> None:  # noqa: ANN001
-    from kerneltrace.rocprof.smk import run_job
+    from kerneltrace.pipeline.smk import run_job
 
     def job(smk) -> None:  # noqa: ANN001
         record = json.loads(Path(smk.input.record).read_text(encoding="utf-8"))
@@ -53,7 +54,7 @@ def main_from_snakemake(snakemake) -> None:  # noqa: ANN001
                               truncated=bool(record.get("truncated")))
         for note in report["dropped"]:
             print(note, file=sys.stderr)
-        atomic.write_text(smk.output.manifest, dispatchdirs.manifest_tsv(rows))
+        atomic.write_text(smk.output.manifest, dispatchdir.manifest_tsv(rows))
         atomic.write_json(smk.output.findings, report)
 
     run_job(snakemake, job)
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows, report = decode(capture_dir=args.capture_dir, capture_log=args.log, kernel_id=args.kernel_id,
                           att_library_path=args.att_library_path)
-    text = dispatchdirs.manifest_tsv(rows)
+    text = dispatchdir.manifest_tsv(rows)
     if args.manifest:
         atomic.write_text(args.manifest, text)
         atomic.write_json(args.manifest.with_suffix(".json"), report)

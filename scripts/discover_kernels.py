@@ -11,7 +11,8 @@ import os  # noqa: E402
 
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
-from kerneltrace.rocprof import capture, capture_cli, commands, discover  # noqa: E402
+from kerneltrace.pipeline import capture_cli  # noqa: E402
+from kerneltrace.rocprof import capture, commands, discover  # noqa: E402
 
 
 def discover_kernels(*, cmd: str | None, stats: Path | None, raw_dir: Path, rocprofv3: str,
@@ -35,7 +36,7 @@ def discover_kernels(*, cmd: str | None, stats: Path | None, raw_dir: Path, rocp
 
 
 def main_from_snakemake(snakemake) -> None:  # noqa: ANN001 - the Snakemake object
-    from kerneltrace.rocprof.smk import run_job
+    from kerneltrace.pipeline.smk import run_job
 
     def job(smk) -> None:  # noqa: ANN001
         table = Path(smk.output.table)

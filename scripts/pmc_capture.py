@@ -10,7 +10,8 @@ import argparse  # noqa: E402
 import os  # noqa: E402
 
 from kerneltrace.errors import run_cli  # noqa: E402
-from kerneltrace.rocprof import capture, capture_cli, commands, jobfile  # noqa: E402
+from kerneltrace.pipeline import capture_cli  # noqa: E402
+from kerneltrace.rocprof import capture, commands, jobfile  # noqa: E402
 
 
 def pmc_capture(*, job_path: Path, cmd: str, rocprofv3: str, env_extra: dict[str, str], timeout: float,

@@ -19,7 +19,7 @@ EA_CHANNELS_WARNING = (
 
 def analyze_paths(paths: list[Path], *, kernel: str | None, arch: str | None, ideal_gb: float | None,
                   peak_gbps: float | None) -> dict:
-    from kerneltrace.analysis.l2 import analyze
+    from kerneltrace.analysis.l2.document import analyze
     from kerneltrace.readers.counter_csv import load_pmc_inputs
 
     if ideal_gb is not None and ideal_gb <= 0:
@@ -31,7 +31,7 @@ def analyze_paths(paths: list[Path], *, kernel: str | None, arch: str | None, id
 
 def main_from_snakemake(snakemake) -> None:  # noqa: ANN001 - the Snakemake object
     from kerneltrace import atomic
-    from kerneltrace.rocprof.smk import run_job
+    from kerneltrace.pipeline.smk import run_job
 
     def job(smk) -> None:  # noqa: ANN001
         inputs = [Path(p) for p in smk.params.inputs]
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json == "-":
         atomic.write_json(args.json, doc)
         return 0
-    from kerneltrace.analysis.l2 import format_text
+    from kerneltrace.analysis.l2.document import format_text
 
     atomic.write_text("-", format_text(doc))
     if args.json:

@@ -49,8 +49,8 @@ def arch_from_agent_info(directory: Path) -> str | None:
 
 
 def main_from_snakemake(snakemake) -> None:  # noqa: ANN001 - the Snakemake object
+    from kerneltrace.pipeline.smk import run_job
     from kerneltrace.rocprof.jobfile import exact_name_regex
-    from kerneltrace.rocprof.smk import run_job
 
     def job(smk) -> None:  # noqa: ANN001
         arch = smk.params.arch or arch_from_agent_info(Path(smk.params.discover_dir))

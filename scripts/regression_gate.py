@@ -8,8 +8,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
 
-from kerneltrace.analysis.compare_inputs import read_json  # noqa: E402
-from kerneltrace.analysis.regression import gate_message  # noqa: E402
+from kerneltrace.analysis.compare.inputs import read_json  # noqa: E402
+from kerneltrace.analysis.compare.regression import gate_message  # noqa: E402
 from kerneltrace.atomic import write_text  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
 

@@ -8,8 +8,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
 
-from kerneltrace.analysis.compare import parse_thresholds  # noqa: E402
-from kerneltrace.analysis.regression import regression_check  # noqa: E402
+from kerneltrace.analysis.compare.document import parse_thresholds  # noqa: E402
+from kerneltrace.analysis.compare.regression import regression_check  # noqa: E402
 from kerneltrace.atomic import write_json, write_text  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.render.compare import render_markdown  # noqa: E402

@@ -8,15 +8,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
 
-from kerneltrace.analysis.compare_inputs import read_json  # noqa: E402
+from kerneltrace.analysis.compare.inputs import read_json  # noqa: E402
 from kerneltrace.atomic import write_text  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
 from kerneltrace.render.index import render_index, run_row  # noqa: E402
 
-TEMPLATES = Path(__file__).resolve().parents[1] / "workflow" / "templates"
 
-
-def write_index(reports: Path, runs: list[str], out: Path, templates: Path = TEMPLATES) -> None:
+def write_index(reports: Path, runs: list[str], out: Path) -> None:
     rows = []
     for run in runs:
         summary_path = reports / run / "summary.json"
@@ -24,7 +22,7 @@ def write_index(reports: Path, runs: list[str], out: Path, templates: Path = TEM
         summary = read_json(summary_path) if summary_path.is_file() else None
         regression = read_json(regression_path) if regression_path.is_file() else None
         rows.append(run_row(run, summary, regression))
-    write_text(out, render_index(rows, templates))
+    write_text(out, render_index(rows))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,8 +40,7 @@ def from_snakemake(smk) -> None:
     with open(smk.log[0], "w") as log:
         sys.stderr = log
         # Under Snakemake this file runs from a copy in .snakemake/scripts: take paths from params.
-        write_index(Path(smk.output.html).parent, list(smk.params.runs), Path(smk.output.html),
-                    Path(smk.params.templates))
+        write_index(Path(smk.output.html).parent, list(smk.params.runs), Path(smk.output.html))
 
 
 if "snakemake" in globals():

@@ -22,7 +22,7 @@ def job_text(kernel_name: str, settings: dict, job_format: str) -> str:
 
 
 def main_from_snakemake(snakemake) -> None:  # noqa: ANN001
-    from kerneltrace.rocprof.smk import run_job
+    from kerneltrace.pipeline.smk import run_job
 
     def job(smk) -> None:  # noqa: ANN001
         atomic.write_text(smk.output.job, job_text(smk.params.kernel_name, dict(smk.params.settings),

@@ -28,8 +28,8 @@ from kerneltrace.readers import (
     pmc_perf,
     rocpd,
     snapshots,
-    wavefile,
 )
+from kerneltrace.readers.wavefile import reader as wavefile
 
 SETTINGS = settings(max_examples=40, deadline=timedelta(seconds=10), derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

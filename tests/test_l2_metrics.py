@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kerneltrace.analysis.l2 import analyze
+from kerneltrace.analysis.l2.document import analyze
 from kerneltrace.errors import InputError
 from kerneltrace.readers.counter_csv import CounterDispatch, CounterRun
 

@@ -14,15 +14,15 @@ import yaml
 
 from kerneltrace import synth
 from kerneltrace.errors import InputError
+from kerneltrace.model import dispatchdir
+from kerneltrace.pipeline import runs
 from kerneltrace.rocprof import (
     capture,
     commands,
     decoder,
     discover,
-    dispatchdirs,
     jobfile,
     logscan,
-    runs,
 )
 
 DOUBLE_DIR = Path(__file__).resolve().parent / "rocprofv3_double"
@@ -236,7 +236,7 @@ def test_find_dispatch_dirs_keeps_labels_drops_shells_and_finds_csvs(tmp_path):
     kept.rename(renamed)
     synth.write_dispatch_dir(root / "big", spec, "empty", agent_handle=7, dispatch_id=9)
     before = {p: p.stat().st_mtime_ns for p in root.rglob("*")}
-    found = dispatchdirs.find_dispatch_dirs(root)
+    found = dispatchdir.find_dispatch_dirs(root)
     assert [d.path.name for d in found.kept] == [renamed.name]
     item = found.kept[0]
     assert item.label == "after_fix" and item.dispatch is not None
@@ -248,28 +248,28 @@ def test_find_dispatch_dirs_keeps_labels_drops_shells_and_finds_csvs(tmp_path):
 
 def test_path_may_be_a_dispatch_dir(tmp_path):
     [one] = synth.write_att_run(tmp_path, [synth.demo_vec_add()], calls=1)
-    found = dispatchdirs.find_dispatch_dirs(one)
+    found = dispatchdir.find_dispatch_dirs(one)
     assert [d.path for d in found.kept] == [one.resolve()]
 
 
 def test_pcsampling_dir_is_not_an_empty_shell(tmp_path):
     path = synth.write_dispatch_dir(tmp_path, synth.demo_vec_add(), "pcsampling")
-    assert dispatchdirs.emptiness(path) is None
+    assert dispatchdir.emptiness(path) is None
 
 
 def test_no_dispatch_dirs_error_names_search_root(tmp_path):
     (tmp_path / "x.txt").write_text("nothing")
-    found = dispatchdirs.find_dispatch_dirs(tmp_path)
-    err = dispatchdirs.no_dispatch_dirs_error(tmp_path, found.notes)
+    found = dispatchdir.find_dispatch_dirs(tmp_path)
+    err = dispatchdir.no_dispatch_dirs_error(tmp_path, found.notes)
     assert str(tmp_path) in str(err) and "recursively" in str(err)
 
 
 def test_manifest_roundtrip(tmp_path):
     synth.write_att_run(tmp_path / "c", [synth.demo_gemm()], calls=1)
-    rows = dispatchdirs.manifest_rows(dispatchdirs.find_dispatch_dirs(tmp_path / "c").kept)
+    rows = dispatchdir.manifest_rows(dispatchdir.find_dispatch_dirs(tmp_path / "c").kept)
     path = tmp_path / "m.tsv"
-    path.write_text(dispatchdirs.manifest_tsv(rows))
-    assert dispatchdirs.read_manifest(path) == rows
+    path.write_text(dispatchdir.manifest_tsv(rows))
+    assert dispatchdir.read_manifest(path) == rows
     assert rows[0]["id"] == "d000" and rows[0]["kernel"] == synth.demo_gemm().display_name
 
 

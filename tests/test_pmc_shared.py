@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kerneltrace.analysis.l2 import analyze
+from kerneltrace.analysis.l2.document import analyze
 from kerneltrace.readers.counter_csv import load_pmc_inputs, read_counter_csv
 
 pytestmark = pytest.mark.shared

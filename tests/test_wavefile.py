@@ -10,13 +10,13 @@ from conftest import all_shared_dispatch_dirs
 from wave_fixtures import WAVE
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.wavefile import (
+from kerneltrace.readers.wavefile.reader import (
     iter_wave_files,
     parse_wave_bytes,
     read_wave_file,
     wave_files,
 )
-from kerneltrace.readers.wavefile_simd import PARSER_ENV
+from kerneltrace.readers.wavefile.simd import PARSER_ENV
 
 
 @pytest.fixture(autouse=True, params=["simd", "numpy"])

@@ -14,7 +14,7 @@ import pytest
 from wave_fixtures import WAVE
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.wavefile import iter_wave_files, parse_wave_bytes, read_wave_file
+from kerneltrace.readers.wavefile.reader import iter_wave_files, parse_wave_bytes, read_wave_file
 
 pytest.importorskip("simdjson")
 
@@ -163,7 +163,7 @@ def test_parser_is_reused_after_refusals(tmp_path):
 
 
 def test_environment_switch_disables_the_simd_path(tmp_path, monkeypatch):
-    from kerneltrace.readers.wavefile_simd import PARSER_ENV
+    from kerneltrace.readers.wavefile.simd import PARSER_ENV
 
     path = tmp_path / "se0_sm0_sl0_wv0.json"
     path.write_text(COMPACT)
@@ -174,7 +174,7 @@ def test_environment_switch_disables_the_simd_path(tmp_path, monkeypatch):
 
 def test_numpy_whole_batch_path_still_engages_and_refuses_compensating_rows(tmp_path):
     """The skeleton checks added to the numpy batch path keep regular compact files on it."""
-    from kerneltrace.readers.wavefile_fast import parse_compact_batch
+    from kerneltrace.readers.wavefile.fast import parse_compact_batch
 
     good = [(tmp_path / f"se0_sm0_sl0_wv{k}.json", COMPACT.encode()) for k in range(3)]
     records = parse_compact_batch(good)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kerneltrace.analysis.waves import analyze_waves
+from kerneltrace.analysis.waves.analyze import analyze_waves
 from kerneltrace.readers.codejson import read_code_json
-from kerneltrace.readers.wavefile import wave_files
+from kerneltrace.readers.wavefile.reader import wave_files
 
 pytestmark = pytest.mark.shared
 

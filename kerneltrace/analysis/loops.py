@@ -10,7 +10,7 @@ PC = PC + signext(SIMM16 × 4) + 4). The decoder prints the immediate unsigned (
 A branch whose target row is at or above it is a back edge and makes the loop body
 [target row, branch row]; back edges to one header are merged (the body ends at the last latch).
 This is *static*: bounds come from the code alone, so they exist without wave files. The wave
-analysis (kerneltrace/analysis/waves_loops.py, `waves.loops`) instead observes taken jumps in the
+analysis (kerneltrace/analysis/waves/loops.py, `waves.loops`) instead observes taken jumps in the
 per-wave instruction streams: it knows real iteration counts and cycles per iteration, but only
 for loops the traced waves ran and only when wave files are present. Here code.json hit counts
 (summed over traced waves) give a consistency check and a trip-count estimate instead. When the

@@ -71,6 +71,14 @@ class PlanContext:
         return (self.hotspots.get("arch") or {}).get("name")
 
     @cached_property
+    def verdict(self):
+        """The bottleneck verdict (kerneltrace.plan.verdict.decide) of this dispatch."""
+        from kerneltrace.plan.rules.memory import l2_metrics
+        from kerneltrace.plan.verdict import decide
+
+        return decide(self.hotspots, l2_metrics(self.l2, self.hotspots.get("kernel")) or None)
+
+    @cached_property
     def instructions(self) -> dict[int, dict]:
         return {ins["index"]: ins for ins in self.hotspots.get("instructions") or []}
 
@@ -155,7 +163,7 @@ class PlanContext:
         Headers the wave analysis observed win over decoded branch targets; loops whose hit
         counts are inconsistent, or show the back edge never taken, behave as straight-line code.
         """
-        from kerneltrace.analysis.waves import HOT_LOOPS
+        from kerneltrace.analysis.waves.analyze import HOT_LOOPS
 
         reported = (self.waves or {}).get("loops")
         observed = {

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kerneltrace.render.templates import TEMPLATE_DIR
+
 TEMPLATE = "index.html.j2"
 
 
@@ -53,7 +55,7 @@ def run_row(
 
 
 def render_index(
-    rows: list[RunRow], template_dir: Path, title: str = "kernel-trace-analysis runs"
+    rows: list[RunRow], template_dir: Path = TEMPLATE_DIR, title: str = "kernel-trace-analysis runs"
 ) -> str:
     """Self-contained HTML (inline CSS, no external resources); every value is escaped."""
     import jinja2

@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kerneltrace import atomic
+from kerneltrace.model.dispatchdir import emptiness
 from kerneltrace.rocprof import commands, jobfile, logscan
-from kerneltrace.rocprof.dispatchdirs import emptiness
 
 BIGGER_BUFFER = "0xC000000"  # 192 MB: the documented next step when the buffer fills (rocprof-formats §4.2)
 MAX_TARGET_CU = 16  # docs range of att_target_cu is 0-15

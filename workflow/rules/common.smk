@@ -10,10 +10,11 @@ from snakemake.utils import validate
 sys.path.insert(0, os.path.abspath(os.path.join(workflow.basedir)))
 
 from kerneltrace.errors import InputError  # noqa: E402
-from kerneltrace.readers.wavefile import wave_files  # noqa: E402
-from kerneltrace.rocprof import dispatchdirs, jobfile  # noqa: E402
+from kerneltrace.readers.wavefile.reader import wave_files  # noqa: E402
+from kerneltrace.model import dispatchdir  # noqa: E402
+from kerneltrace.rocprof import jobfile  # noqa: E402
 from kerneltrace.rocprof.discover import read_tsv  # noqa: E402
-from kerneltrace.rocprof.runs import build_runs  # noqa: E402
+from kerneltrace.pipeline.runs import build_runs  # noqa: E402
 
 REPO = workflow.basedir
 SCHEMA = os.path.join(REPO, "workflow", "schemas", "config.schema.yaml")
@@ -89,11 +90,11 @@ def kernel_name(run, kernel):
 def dispatch_rows(run):
     """Rows of results/{run}/dispatches.tsv; waits for the dispatches checkpoint."""
     manifest = checkpoints.dispatches.get(run=run).output.manifest
-    return dispatchdirs.read_manifest(manifest)
+    return dispatchdir.read_manifest(manifest)
 
 
 def dispatch_row(run, dispatch):
-    for row in dispatchdirs.read_manifest(f"results/{run}/dispatches.tsv"):
+    for row in dispatchdir.read_manifest(f"results/{run}/dispatches.tsv"):
         if row["id"] == dispatch:
             return row
     raise WorkflowError(f"dispatch {dispatch} not in results/{run}/dispatches.tsv")

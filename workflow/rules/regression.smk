@@ -20,7 +20,6 @@ rule batch_index:
         "../envs/analysis.yaml"
     params:
         runs=list(RUNS),
-        templates=os.path.join(REPO, "workflow", "templates"),
     script:
         "../../scripts/render_index.py"
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from kerneltrace.analysis.l2_verdicts import FRAC32_CLEAN as CLEAN_FRAC32
-from kerneltrace.analysis.l2_verdicts import HIT_STREAMING as STREAMING_HIT_RATE
-from kerneltrace.analysis.l2_verdicts import OVERFETCH_CLEAN as CLEAN_OVERFETCH
-from kerneltrace.analysis.l2_verdicts import OVERFETCH_HIGH as HIGH_OVERFETCH
-from kerneltrace.analysis.l2_verdicts import PEAK_PRACTICAL as PRACTICAL_PEAK
+from kerneltrace.analysis.l2.verdicts import FRAC32_CLEAN as CLEAN_FRAC32
+from kerneltrace.analysis.l2.verdicts import HIT_STREAMING as STREAMING_HIT_RATE
+from kerneltrace.analysis.l2.verdicts import OVERFETCH_CLEAN as CLEAN_OVERFETCH
+from kerneltrace.analysis.l2.verdicts import OVERFETCH_HIGH as HIGH_OVERFETCH
+from kerneltrace.analysis.l2.verdicts import PEAK_PRACTICAL as PRACTICAL_PEAK
 from kerneltrace.isa.classify import VMEM_LOAD, VMEM_WAIT
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, hiding_gain, scoped_title

@@ -1,6 +1,6 @@
 """Wave-level evidence (hotspots/2 `waves`): which loads a wait drains, MFMA busy share of loops, tails.
 
-Rules here read the `waves` object of `kerneltrace.analysis.waves.analyze_waves` (docs/hotspot-json.md,
+Rules here read the `waves` object of `kerneltrace.analysis.waves.analyze.analyze_waves` (docs/hotspot-json.md,
 docs/summary-json.md); every one returns nothing when the document has no `waves` section.
 `sharpen_with_waves` is a post-pass of `run_all`: it adds producer attribution and loop context to
 findings other rules made, so a finding on a wait names the load it waits for.

@@ -1,0 +1,1 @@
+"""Comparison of two runs' hotspot documents and the regression gate (entry point: document)."""

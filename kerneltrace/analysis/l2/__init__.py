@@ -1,0 +1,1 @@
+"""L2/HBM analysis over PMC runs (entry point: document.analyze)."""

@@ -1,0 +1,1 @@
+"""Wave-level analyses over per-wave ATT files (entry point: analyze.analyze_waves)."""

@@ -1,0 +1,75 @@
+"""Wave-level analyses over per-wave ATT files: entry point `analyze_waves` and the `waves` object.
+
+`analyze_waves(dispatch_dir, table)` streams the wave files (kerneltrace.readers.wavefile.reader, one
+batch at a time) in groups into small per-line and per-loop accumulators and assembles the
+`waves` object of the `kerneltrace.hotspots/2` document (field reference: docs/waves-json.md).
+Each concern lives in its own module (definitions and the "why" of each rule are there):
+* stream.py       reading the files in groups, in one process or two (forked child)
+* accumulate.py   WaveTotals, whole-group numpy pass (invariant sums, per-wave states)
+* states.py       states, durations, spread, longest/shortest waves
+* waitcnt.py      waitcnt attribution to the youngest drained producer
+* loops.py        hot loops, MFMA busy fraction, prologue/loop/epilogue split
+* consistency.py  invariant check (files listed/present/skipped, code.json = Σ waves)
+* occupancy.py    resident waves over time from occupancy.json
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kerneltrace.analysis.waves.accumulate import WaveTotals
+from kerneltrace.analysis.waves.consistency import consistency, listed_wave_files
+from kerneltrace.analysis.waves.loops import HOT_LOOPS, loop_summary, mfma_pass_cycles_by_row
+from kerneltrace.analysis.waves.occupancy import SERIES_POINTS, occupancy_summary
+from kerneltrace.analysis.waves.peers import PeerTotals, peer_summary
+from kerneltrace.analysis.waves.states import EXTREME_WAVES, STATE_KEYS, state_summary
+from kerneltrace.analysis.waves.stream import GROUP_INSTRUCTIONS, GROUP_WAVES, accumulate
+from kerneltrace.analysis.waves.waitcnt import HOT_WAITS, PENDING_LIMIT, waitcnt_summary
+from kerneltrace.readers.wavefile.reader import wave_files
+
+if TYPE_CHECKING:
+    from kerneltrace.readers.codejson import CodeTable
+
+# Names other modules (and older callers) import from here.
+__all__ = [
+    "EXTREME_WAVES", "GROUP_INSTRUCTIONS", "GROUP_WAVES", "HOT_LOOPS", "HOT_WAITS", "PENDING_LIMIT",
+    "SERIES_POINTS", "STATE_KEYS", "analyze_waves", "listed_wave_files", "mfma_pass_cycles_by_row",
+    "occupancy_summary",
+]
+
+def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = None) -> dict:
+    """The `waves` object of the hotspot document (kerneltrace.hotspots/2) for one dispatch dir.
+
+    `workers`: processes reading the files (1 or 2; None = automatic, see stream.py).
+    """
+    import numpy as np
+
+    dispatch_dir = Path(dispatch_dir)
+    paths = wave_files(dispatch_dir)
+    rows = {row.index: row for row in table.rows}
+    code_rows = max([*rows, 0]) + 1
+
+    def new_totals() -> WaveTotals:
+        totals = WaveTotals.empty(code_rows)
+        totals.peers = PeerTotals.empty(table, code_rows)
+        return totals
+
+    mfma_rows, mfma_unknown = mfma_pass_cycles_by_row(table)
+    mfma_by_line = np.zeros(code_rows, np.int64)
+    for index, cycles in mfma_rows.items():
+        mfma_by_line[index] = cycles
+    totals = accumulate(paths, new_totals, mfma_by_line, workers)
+    return {
+        "files": totals.files,
+        "bytes": totals.bytes,
+        "waves": len(totals.per_wave),
+        "layout": "/".join(sorted(totals.layouts)) or None,
+        "skipped": totals.skipped,
+        **state_summary(totals.per_wave),
+        "waitcnt": waitcnt_summary(totals.waits, totals.stall, totals.hits, rows),
+        "loops": loop_summary(totals.loops, rows, mfma_unknown),
+        "consistency": consistency(dispatch_dir, paths, totals, table),
+        "occupancy": occupancy_summary(dispatch_dir, totals.traced_cu),
+        "peers": peer_summary(totals.peers, rows),
+    }

@@ -1,0 +1,322 @@
+"""Peers' wave metrics: pipe busy shares, non-hidden cost, per-hit p50/p90, barrier imbalance.
+
+Definitions (ours, after the public ones in rocm-systems' thread-trace skill `att_mine.py` and the
+decoder's `analysis/hidden_latency.py`; no code taken from them):
+
+* An instruction's **issue interval** is `[time + stall, time + max(stall, duration))`: the cycles
+  after its stall during which its pipe works for it. Its **wait window** is
+  `[previous end, time + stall)`: the idle gap after the wave's latest end so far plus its stall.
+* **Pipe busy share** per pipe (MFMA, VALU, VMEM, LDS, SALU, SMEM): the union of the issue
+  intervals of every wave on one SIMD, divided by the time at least one wave was resident there
+  (union of wave lifetimes), summed over SIMDs before dividing.
+* **Non-hidden cost** of an instruction: its issue cycles plus the cycles of its wait window during
+  which no wave of the same SIMD issued on any pipe (the SIMD had nothing else to do). Latency +
+  idle minus non-hidden = cycles another wave's work overlapped.
+* **Per-hit cost** = duration + idle of one execution; p50/p90 per instruction from a log-spaced
+  histogram (8 buckets per octave: values are within ±5 %).
+* **Barrier imbalance** per `s_barrier` row: each wave's mean wait per hit; the least-waiting wave
+  arrived last (the others waited for it), so `1 - least / mean` is the share of the barrier's
+  cycles spent waiting for a slower wave rather than for the memory drain all waves share.
+
+Intervals are merged per (shader engine, SIMD) over all waves: per group of wave files first
+(small), then once more at the end, so the result does not depend on the grouping. Wait windows
+(only instructions that waited) are kept until then: 32 bytes each.
+Everything is vectorised over a group: sorts, cumulative maxima and `searchsorted`, no per-
+instruction Python loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kerneltrace.isa import classify as isa
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from kerneltrace.readers.codejson import CodeTable
+    from kerneltrace.readers.wavefile.reader import WaveFile
+
+PIPES: tuple[str, ...] = ("MFMA", "VALU", "VMEM", "LDS", "SALU", "SMEM")
+_PIPE_OF_TYPE = {
+    isa.MFMA: "MFMA", isa.VALU: "VALU", isa.VMEM_LOAD: "VMEM", isa.VMEM_STORE: "VMEM",
+    isa.LDS: "LDS", isa.SALU: "SALU", isa.SMEM: "SMEM",
+}
+BUCKETS_PER_OCTAVE = 8
+BUCKETS = 8 * 40  # up to 2**40 cycles per hit
+TOP_ROWS = 64  # instructions listed with per-hit percentiles and non-hidden cost
+SCOPES = 1 << 20  # (se, simd) scope keys are se * 64 + simd: below this for any real se
+
+
+def row_pipes(table: CodeTable, rows: int) -> tuple[Any, Any]:
+    """(pipe id per code row, -1 for no pipe; True for `s_barrier` rows) from the opcode types."""
+    import numpy as np
+
+    pipe = np.full(rows, -1, np.int64)
+    barrier = np.zeros(rows, bool)
+    for row in table.rows:
+        if row.index < rows:
+            kind = isa.classify(row.asm)
+            if kind in _PIPE_OF_TYPE:
+                pipe[row.index] = PIPES.index(_PIPE_OF_TYPE[kind])
+            barrier[row.index] = kind == isa.BARRIER
+    return pipe, barrier
+
+
+@dataclass
+class PeerTotals:
+    """What is accumulated over the groups of waves; intervals are merged again at the end, so
+    the result does not depend on how the wave files were grouped."""
+
+    rows: int
+    pipe: Any  # pipe id per row
+    barrier: Any  # bool per row
+    issue: Any = None  # per row: issue cycles
+    cost: Any = None  # per row: duration + idle
+    histogram: Any = None  # rows x BUCKETS
+    pipe_intervals: list[list[tuple]] = field(default_factory=list)  # per pipe: (key, start, end)
+    lifetimes: list[tuple] = field(default_factory=list)  # (key, begin, end) arrays per group
+    windows: list[tuple] = field(default_factory=list)  # (key, from, to, row) wait windows
+    barrier_waits: dict[int, list] = field(default_factory=dict)  # row -> [(sum, hits) per wave]
+    # what reduce_peers folded the intervals and windows into (additive over disjoint SIMDs)
+    resident: int = 0  # Σ union of wave lifetimes per SIMD
+    busy: list[int] = field(default_factory=lambda: [0] * len(PIPES))  # Σ union per pipe and SIMD
+    uncovered: Any = None  # per row: wait-window cycles during which no wave of the SIMD issued
+
+    @classmethod
+    def empty(cls, table: CodeTable, rows: int) -> PeerTotals:
+        import numpy as np
+
+        pipe, barrier = row_pipes(table, rows)
+        return cls(rows, pipe, barrier, np.zeros(rows, np.int64), np.zeros(rows, np.int64),
+                   np.zeros((rows, BUCKETS), np.int64), [[] for _ in PIPES],
+                   uncovered=np.zeros(rows, np.int64))
+
+
+def scope_key(se: int | None, simd: int | None) -> int:
+    """The key of a wave's SIMD in the per-SIMD unions."""
+    return (se or 0) * 64 + (simd or 0)
+
+
+def _merge(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Union of intervals per key: (key, start, end) of the merged intervals, sorted."""
+    import numpy as np
+
+    keep = ends > starts
+    if not keep.all():
+        keys, starts, ends = keys[keep], starts[keep], ends[keep]
+    if not len(keys):
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty
+    low = int(starts.min())
+    span = int(ends.max()) - low + 1
+    shift = keys * span  # keys >= 0: every key gets its own range of times
+    # one stable sort of (key, start) packed in an int64 (the order lexsort gives); the
+    # streams arrive nearly sorted (issue times grow within a wave), which a stable sort uses
+    order = np.argsort(shift + (starts - low), kind="stable")
+    keys, starts, ends, shift = keys[order], starts[order], ends[order], shift[order]
+    # running max of ends inside each key: shift every key into its own range
+    shifted_end = np.maximum.accumulate(ends - low + shift) - shift + low
+    new = np.ones(len(keys), bool)
+    new[1:] = (keys[1:] != keys[:-1]) | (starts[1:] > shifted_end[:-1])
+    first = np.flatnonzero(new)
+    # the running max is non-decreasing inside a key: a merged interval ends at its last member
+    last = np.append(first[1:] - 1, len(keys) - 1)
+    return keys[first], starts[first], shifted_end[last]
+
+
+def _covered(keys, starts, ends, q_keys, q_from, q_to):
+    """Cycles of [q_from, q_to) covered by the merged intervals of the same key (vectorised)."""
+    import numpy as np
+
+    if not len(keys) or not len(q_keys):
+        return np.zeros(len(q_keys), np.int64)
+    low = int(min(starts.min(), q_from.min()))
+    span = int(max(ends.max(), q_to.max())) - low + 2
+    s = starts - low + keys * span
+    e = ends - low + keys * span
+    prefix = np.concatenate(([0], np.cumsum(e - s)))
+
+    def until(t):
+        # covered cycles of the key's intervals before time t (t already shifted)
+        done = np.searchsorted(e, t, side="right")
+        partial = np.zeros(len(t), np.int64)
+        inside = done < len(s)
+        idx = done[inside]
+        partial[inside] = np.clip(t[inside] - s[idx], 0, None)
+        return prefix[done] + partial
+
+    a = q_from - low + q_keys * span
+    b = np.maximum(q_to, q_from) - low + q_keys * span
+    return until(b) - until(a)
+
+
+def add_peer_group(peers: PeerTotals, waves: list[WaveFile], owner, time, stall, duration, line,
+                   idle, prev_end) -> None:
+    """Accumulate one group (arrays are the group's concatenated instruction columns)."""
+    import numpy as np
+
+    if not len(line):
+        return
+    scope_of_wave = np.array([scope_key(wave.se, wave.simd) for wave in waves], np.int64)
+    scope = scope_of_wave[owner]
+    pipe = peers.pipe[line]
+    issue_start = time + stall
+    issue_end = time + np.maximum(stall, duration)
+    peers.lifetimes.append((scope_of_wave, np.array([wave.begin for wave in waves], np.int64),
+                            np.array([wave.end for wave in waves], np.int64)))
+    # merged per group already (the end-of-run merge stays small): all pipes in one merge whose
+    # key is (pipe, scope); each pipe's merged intervals are then one contiguous run
+    if scope_of_wave.min() >= 0 and scope_of_wave.max() < SCOPES:
+        piped = pipe >= 0
+        keys, starts, ends = _merge(pipe[piped] * SCOPES + scope[piped], issue_start[piped],
+                                    issue_end[piped])
+        bounds = np.searchsorted(keys, np.arange(len(PIPES) + 1) * SCOPES).tolist()
+        for index in range(len(PIPES)):
+            low, high = bounds[index], bounds[index + 1]
+            if high > low:
+                peers.pipe_intervals[index].append(
+                    (keys[low:high] - index * SCOPES, starts[low:high], ends[low:high]))
+    else:  # scope keys outside [0, SCOPES) (odd file names): one merge per pipe
+        for index in range(len(PIPES)):
+            mask = pipe == index
+            if mask.any():
+                peers.pipe_intervals[index].append(_merge(scope[mask], issue_start[mask],
+                                                          issue_end[mask]))
+    peers.issue += np.bincount(line, weights=issue_end - issue_start,
+                               minlength=peers.rows).astype(np.int64)[: peers.rows]
+    window_from = np.minimum(prev_end, issue_start)
+    waiting = issue_start > window_from
+    peers.windows.append((scope[waiting], window_from[waiting], issue_start[waiting], line[waiting]))
+    cost = duration + idle
+    peers.cost += np.bincount(line, weights=cost, minlength=peers.rows).astype(np.int64)[: peers.rows]
+    bucket = np.minimum((np.log2(cost.astype(np.float64) + 1) * BUCKETS_PER_OCTAVE).astype(np.int64),
+                        BUCKETS - 1)
+    flat = np.bincount(line * BUCKETS + bucket, minlength=peers.rows * BUCKETS)
+    peers.histogram += flat[: peers.rows * BUCKETS].reshape(peers.rows, BUCKETS)
+    # barrier waits per (wave, row)
+    at_barrier = peers.barrier[line]
+    if at_barrier.any():
+        bar_rows = line[at_barrier]
+        bar_owner = owner[at_barrier]
+        wait_cycles = np.maximum(stall, duration)[at_barrier] + idle[at_barrier]
+        key = bar_owner * peers.rows + bar_rows
+        uniq, inverse = np.unique(key, return_inverse=True)
+        sums = np.bincount(inverse, weights=wait_cycles)
+        hits = np.bincount(inverse)
+        for k, total, n in zip(uniq.tolist(), sums.tolist(), hits.tolist(), strict=True):
+            peers.barrier_waits.setdefault(k % peers.rows, []).append((total, n))
+
+
+def _percentile(histogram_row, q: float) -> int | None:
+    import numpy as np
+
+    total = int(histogram_row.sum())
+    if not total:
+        return None
+    bucket = int(np.searchsorted(np.cumsum(histogram_row), q * total, side="left"))
+    # geometric middle of the bucket, back in cycles
+    return int(round(2 ** ((bucket + 0.5) / BUCKETS_PER_OCTAVE) - 1))
+
+
+def reduce_peers(peers: PeerTotals) -> None:
+    """Fold the kept intervals and wait windows into `resident`, `busy` and `uncovered`.
+
+    Unions are taken per SIMD (key), so totals of waves on disjoint sets of SIMDs can be reduced
+    separately and added (merge_peers); the kept lists are emptied.
+    """
+    import numpy as np
+
+    def merged(parts: list[tuple]) -> tuple:
+        if not parts:
+            empty = np.zeros(0, np.int64)
+            return empty, empty, empty
+        return _merge(*(np.concatenate([part[i] for part in parts]) for i in range(3)))
+
+    _, begins, ends = merged(peers.lifetimes)
+    peers.resident += int((ends - begins).sum())
+    per_pipe = [merged(parts) for parts in peers.pipe_intervals]
+    for index, (_, starts, ends) in enumerate(per_pipe):
+        peers.busy[index] += int((ends - starts).sum())
+    # wait-window cycles while no wave of the SIMD issued anything
+    if peers.windows:
+        keys, starts, ends = merged([part for part in per_pipe if len(part[0])])
+        w_key, w_from, w_to, w_row = (np.concatenate([w[i] for w in peers.windows]) for i in range(4))
+        uncovered = (w_to - w_from) - _covered(keys, starts, ends, w_key, w_from, w_to)
+        peers.uncovered += np.bincount(w_row, weights=uncovered,
+                                       minlength=peers.rows).astype(np.int64)[: peers.rows]
+    peers.lifetimes, peers.windows = [], []
+    peers.pipe_intervals = [[] for _ in PIPES]
+
+
+def merge_peers(into: PeerTotals, other: PeerTotals) -> None:
+    """Add reduced `other` (waves on other SIMDs, later in file order) to reduced `into`."""
+    into.issue += other.issue
+    into.cost += other.cost
+    into.histogram += other.histogram
+    into.resident += other.resident
+    into.busy = [a + b for a, b in zip(into.busy, other.busy, strict=True)]
+    into.uncovered += other.uncovered
+    for row, per_wave in other.barrier_waits.items():
+        into.barrier_waits.setdefault(row, []).extend(per_wave)
+
+
+def peer_summary(peers: PeerTotals, rows: dict) -> dict:
+    """The `peers` object of `waves` (docs/waves-json.md)."""
+    import numpy as np
+
+    reduce_peers(peers)
+    resident = peers.resident
+    busy = {name: (round(peers.busy[i] / resident, 4) if resident else None)
+            for i, name in enumerate(PIPES)}
+    # non-hidden = issue cycles + wait-window cycles while no wave of the SIMD issued anything
+    non_hidden = peers.issue + peers.uncovered
+    total_cost = int(peers.cost.sum())
+    order = np.argsort(-peers.cost, kind="stable")[:TOP_ROWS]
+    instructions = []
+    for index in order.tolist():
+        if not peers.cost[index]:
+            break
+        row = rows.get(index)
+        instructions.append({
+            "index": index,
+            "asm": row.asm if row else "",
+            "cost_cycles": int(peers.cost[index]),
+            "non_hidden_cycles": int(non_hidden[index]),
+            "per_hit_p50": _percentile(peers.histogram[index], 0.5),
+            "per_hit_p90": _percentile(peers.histogram[index], 0.9),
+        })
+    barriers = []
+    for index, per_wave in sorted(peers.barrier_waits.items()):
+        means = np.array([total / n for total, n in per_wave if n])
+        if not len(means):
+            continue
+        mean = float(means.mean())
+        least = float(means.min())
+        row = rows.get(index)
+        barriers.append({
+            "index": index,
+            "asm": row.asm if row else "",
+            "source": row.source if row else "",
+            "waves": len(means),
+            "wait_per_hit_least": round(least, 1),
+            "wait_per_hit_mean": round(mean, 1),
+            "wait_per_hit_max": round(float(means.max()), 1),
+            "imbalance": round(1 - least / mean, 4) if mean > 0 else None,
+        })
+    barrier_cycles = sum(total for per_wave in peers.barrier_waits.values() for total, _ in per_wave)
+    weighted = sum(
+        (b["imbalance"] or 0) * sum(t for t, _ in peers.barrier_waits[b["index"]]) for b in barriers
+    )
+    return {
+        "definitions": "kerneltrace/analysis/waves/peers.py; docs/waves-json.md#peers",
+        "resident_cycles": resident,
+        "pipe_busy": busy,
+        "cost_cycles": total_cost,
+        "non_hidden_cycles": int(non_hidden.sum()),
+        "non_hidden_share": round(int(non_hidden.sum()) / total_cost, 4) if total_cost else None,
+        "instructions": instructions,
+        "barriers": barriers,
+        "barrier_imbalance": round(weighted / barrier_cycles, 4) if barrier_cycles else None,
+    }

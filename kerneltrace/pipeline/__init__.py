@@ -1,0 +1,1 @@
+"""Snakemake glue: runs from the config, script-job wrapper, capture-script options."""

@@ -1,0 +1,1 @@
+"""Per-wave ATT file reader (public API: reader)."""

@@ -1,0 +1,229 @@
+"""SIMD path for one wave file: pysimdjson parses it, the integer arrays leave as int64 buffers.
+
+simdjson validates the whole document (syntax, UTF-8, depth) at several hundred MB/s and
+`Array.as_buffer(of_type="i")` copies a nested integer array into one int64 buffer without a
+Python object per element. That export flattens any nesting and refuses nothing but non-integer
+and out-of-range values, so the *shape* is certified separately from the file's skeleton: the
+bytes with digits and whitespace deleted (`bytes.translate`, C speed). A regular `instructions`
+array of n rows has exactly the skeleton `[[,,,,],[,,,,],...]`; anything else (ragged rows, rows
+nested deeper, negative numbers, floats, strings, duplicate keys) does not match.
+
+The path never decides that a file is bad: whatever it cannot certify (simdjson refuses the
+document, a value is not an int64, a skeleton differs, a key is duplicated) returns None and the
+file takes the numpy/json path (wavefile.py), which gives the same records and the same
+InputErrors as before this path existed. One parser is reused (its buffer grows to the largest
+file seen, so memory stays bounded by the largest single file) and no proxy outlives a call.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from itertools import chain, repeat
+from pathlib import Path
+from typing import Any
+
+from kerneltrace.errors import InputError
+from kerneltrace.readers.wavefile.record import WaveFile, build_wave, empty_arrays
+
+# Environment switch for the whole process (tests, benchmarks, a platform with a broken wheel).
+PARSER_ENV = "KERNELTRACE_WAVE_PARSER"  # "numpy" disables this path
+_ARRAY_NAMES = ("instructions", "timeline", "waitcnt")
+_WIDTHS = {"instructions": 5, "timeline": 2}
+DIGITS_AND_WHITESPACE = b"0123456789 \t\r\n"
+# Skeleton of a regular waitcnt array: [[line,[[p,x],...]],...] with digits removed (shared with
+# the numpy paths, whose sentinel split would misread e.g. [line, p] as a producer pair).
+WAITCNT_SKELETON = re.compile(
+    rb"\[(?:\[,\[(?:\[,\](?:,\[,\])*)?\]\](?:,\[,\[(?:\[,\](?:,\[,\])*)?\]\])*)?\]")
+# Between two waitcnt entries (and nowhere else in a regular skeleton): "]],[,[".
+_ENTRY_BREAK = b"],[,["
+_PAIR = b"[,]"
+_KEYS = {name: b'"' + name.encode() + b'":' for name in _ARRAY_NAMES}
+
+
+def rows_skeleton(rows: int, width: int) -> bytes:
+    """The skeleton (digits and whitespace deleted) of a regular array of `rows` × `width` ints.
+
+    Shared with the numpy paths, whose integer counts alone cannot see ragged rows that
+    compensate each other ([[1,2,3,4,5,6],[7,8,9,10]] holds 10 integers in 2 rows).
+    """
+    if rows == 0:
+        return b"[]"
+    row = b"[" + b"," * (width - 1) + b"]"
+    return b"[" + (row + b",") * (rows - 1) + row + b"]"
+
+
+@dataclass
+class Certified:
+    """A file whose structure simdjson and the skeleton certified, waiting for the batch pass."""
+
+    path: Path
+    data: bytes  # kept until the batch is finished: the numpy path re-reads it on a late refusal
+    document: dict[str, Any]  # the document without the big arrays, plain Python
+    buffers: dict[str, Any]  # array name -> int64 buffer (simdjson ArrayBuffer)
+    pairs: list[int]  # producer count of each waitcnt entry
+
+
+class SimdReader:
+    """Certifies wave files with one reused simdjson parser; `certify` returns None to defer."""
+
+    def __init__(self, simdjson_module: Any) -> None:
+        self._simdjson = simdjson_module
+        self._parser = simdjson_module.Parser()
+
+    def certify(self, data: bytes, path: Path) -> Certified | None:
+        """The certified arrays of a file this path vouches for, else None (numpy path decides)."""
+        try:
+            return self._certify(data, path)
+        except Exception:  # noqa: BLE001 - any refusal defers to the authoritative path
+            # The failed call's proxies died with its frame; a fresh parser is still the safe
+            # choice should the library have kept any state about them.
+            self._parser = self._simdjson.Parser()
+            return None
+
+    def parse(self, data: bytes, path: Path) -> WaveFile | InputError | None:
+        """One file: its WaveFile (or scalar InputError), None when the path defers."""
+        certified = self.certify(data, path)
+        return None if certified is None else finish_batch([certified])[0]
+
+    def _certify(self, data: bytes, path: Path) -> Certified | None:
+        simdjson = self._simdjson
+        skeleton = data.translate(None, DIGITS_AND_WHITESPACE)
+        document = self._parser.parse(data)
+        wave = document.get("wave") if isinstance(document, simdjson.Object) else None
+        if not isinstance(wave, simdjson.Object):
+            return None
+        buffers: dict[str, Any] = {}
+        pairs: list[int] = []
+        for name in _ARRAY_NAMES:
+            rows = wave.get(name)
+            if rows is None:
+                if name in wave:  # null: the json path decides what that means
+                    return None
+                continue
+            if not isinstance(rows, simdjson.Array):
+                return None
+            buffer = memoryview(rows.as_buffer(of_type="i"))
+            del rows
+            at = _value_at(skeleton, name)
+            if at < 0:
+                return None
+            # The skeleton alone fixes the shape: with it, every row (entry) holds exactly its
+            # integers, so the buffer size gives the row count and no len() proxy call is needed.
+            if name == "waitcnt":
+                found = _waitcnt_pairs(skeleton, at)
+                if found is None or buffer.nbytes != 8 * (len(found) + 2 * sum(found)):
+                    return None
+                pairs = found
+            else:
+                width = _WIDTHS[name]
+                count, rest = divmod(buffer.nbytes, 8 * width)
+                if rest or not skeleton.startswith(rows_skeleton(count, width), at):
+                    return None
+            buffers[name] = buffer
+        plain = _plain_document(simdjson, document, wave)
+        del document, wave
+        if plain is None:
+            return None
+        return Certified(path, data, plain, buffers, pairs)
+
+
+def _value_at(skeleton: bytes, name: str) -> int:
+    """Where the value of key `name` starts in the skeleton; -1 unless the key occurs once."""
+    key = _KEYS[name]
+    if skeleton.count(key) != 1:
+        return -1
+    return skeleton.find(key) + len(key)
+
+
+def _waitcnt_pairs(skeleton: bytes, at: int) -> list[int] | None:
+    """Producer count of each waitcnt entry from a regular skeleton, or None."""
+    match = WAITCNT_SKELETON.match(skeleton, at)
+    if match is None:
+        return None
+    if match.end() - at == 2:  # []
+        return []
+    pieces = match.group()[1:-1].split(_ENTRY_BREAK)
+    return list(map(bytes.count, pieces, repeat(_PAIR, len(pieces))))
+
+
+def finish_batch(batch: list[Certified]) -> list[WaveFile | InputError]:
+    """WaveFiles of certified files; the waitcnt lists of the whole batch split by a few numpy calls."""
+    import numpy as np
+
+    # instructions / timeline: a zero-copy int64 view of each file's own buffer
+    # waitcnt: entry j of the concatenated values starts after j lines and 2 x (pairs before j)
+    waitcnt = np.frombuffer(b"".join(item.buffers.get("waitcnt", b"") for item in batch),
+                            dtype=np.int64)
+    pairs = np.fromiter(chain.from_iterable(item.pairs for item in batch), np.int64)
+    cumulative = np.zeros(pairs.size + 1, np.int64)
+    np.cumsum(pairs, out=cumulative[1:])
+    starts = np.arange(pairs.size) + 2 * cumulative[:-1]
+    keep = np.ones(waitcnt.size, dtype=bool)
+    keep[starts] = False
+    lines = waitcnt[starts]
+    producers = waitcnt[keep].reshape(-1, 2)
+    bounds = cumulative.tolist()
+    empty = empty_arrays()
+    result: list[WaveFile | InputError] = []
+    entry = 0
+    for item in batch:
+        parsed: dict[str, Any] = {
+            name: np.frombuffer(item.buffers[name], dtype=np.int64).reshape(-1, width)
+            for name, width in _WIDTHS.items() if name in item.buffers}
+        if "waitcnt" in item.buffers:
+            count = len(item.pairs)
+            first, last = bounds[entry], bounds[entry + count]
+            parsed["waitcnt"] = (lines[entry:entry + count],
+                                 cumulative[entry:entry + count + 1] - first,
+                                 producers[first:last])
+            entry += count
+        else:
+            parsed["waitcnt"] = empty["waitcnt"]
+        try:
+            result.append(build_wave(item.document, parsed, item.path, len(item.data), "simd"))
+        except InputError as err:  # a scalar of the wrong type: the same error as the other paths
+            result.append(err)
+    return result
+
+
+def _plain(simdjson: Any, value: Any) -> Any:
+    if isinstance(value, simdjson.Object):
+        return value.as_dict()
+    if isinstance(value, simdjson.Array):
+        return value.as_list()
+    return value
+
+
+def _plain_document(simdjson: Any, document: Any, wave: Any) -> dict[str, Any] | None:
+    """The document without the big arrays as plain Python (None: a duplicated key).
+
+    Keys are walked with keys() + get(): items() would convert the big arrays to lists too.
+    """
+    top_keys = list(document.keys())
+    wave_keys = list(wave.keys())
+    # json.loads keeps the last of duplicated keys; rather than mimic that, defer
+    if len(set(top_keys)) != len(top_keys) or len(set(wave_keys)) != len(wave_keys):
+        return None
+    plain = {key: _plain(simdjson, document.get(key)) for key in top_keys if key != "wave"}
+    plain["wave"] = {key: _plain(simdjson, wave.get(key)) for key in wave_keys
+                     if key not in _ARRAY_NAMES}
+    return plain
+
+
+_READER: list[SimdReader | None] = []
+
+
+def simd_reader() -> SimdReader | None:
+    """The process-wide reader, or None when pysimdjson is missing or disabled by PARSER_ENV."""
+    if os.environ.get(PARSER_ENV, "").strip().lower() == "numpy":
+        return None
+    if not _READER:
+        try:
+            import simdjson
+        except ImportError:
+            _READER.append(None)
+        else:
+            _READER.append(SimdReader(simdjson))
+    return _READER[0]

@@ -1,0 +1,48 @@
+"""Peers' metrics: cost = latency + idle with the s_endpgm drain, and the wave-level `peers` object."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kerneltrace.analysis.costs import cost_summary
+from kerneltrace.analysis.waves.peers import _covered, _merge
+from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.synth import demo_gemm, demo_vec_add, write_dispatch_dir
+
+
+def test_cost_counts_idle_and_the_endpgm_drain():
+    ins = [
+        {"index": 0, "asm": "s_waitcnt vmcnt(0)", "type": "VMEM-wait", "latency_cycles": 600,
+         "stall_cycles": 600, "idle_cycles": 0},
+        {"index": 1, "asm": "s_endpgm", "type": "other", "latency_cycles": 300,
+         "stall_cycles": 0, "idle_cycles": 100},
+    ]
+    costs = cost_summary(ins)
+    assert costs["total_cycles"] == 1000
+    assert costs["endpgm_drain"] == {"cycles": 400, "share": 0.4, "instructions": [1]}
+    assert costs["basis"] == "latency + idle"
+
+
+def test_merge_and_cover_are_per_scope():
+    keys = np.array([0, 0, 1])
+    starts = np.array([0, 5, 0])
+    ends = np.array([10, 20, 4])
+    k, s, e = _merge(keys, starts, ends)
+    assert k.tolist() == [0, 1] and s.tolist() == [0, 0] and e.tolist() == [20, 4]
+    covered = _covered(k, s, e, np.array([0, 1, 1]), np.array([15, 2, 10]), np.array([30, 8, 12]))
+    assert covered.tolist() == [5, 2, 0]
+
+
+@pytest.mark.parametrize("spec", [demo_gemm(), demo_vec_add()], ids=["gemm", "vec_add"])
+def test_peers_object_from_wave_files(tmp_path, spec):
+    doc = analyze_dispatch(write_dispatch_dir(tmp_path, spec), waves=True)
+    peers = doc["waves"]["peers"]
+    assert peers["cost_cycles"] == doc["costs"]["total_cycles"]  # code.json = Σ waves
+    assert 0 < peers["non_hidden_cycles"] <= peers["cost_cycles"]
+    assert all(0 <= share <= 1 for share in peers["pipe_busy"].values())
+    top = peers["instructions"][0]
+    assert top["per_hit_p50"] <= top["per_hit_p90"]
+    if spec.name == demo_gemm().name:
+        assert peers["pipe_busy"]["MFMA"] > 0
+        assert peers["barriers"] and 0 <= peers["barrier_imbalance"] <= 1
