@@ -78,6 +78,6 @@ def run_all(ctx: PlanContext, rules: list[Rule] | None = None) -> list[Finding]:
     overlap_groups(findings)
     defer_to_verdict(findings)
     one_high_per_line(findings)
-    findings = sort_findings(findings)
+    findings = spills_first(sort_findings(findings))
     overlap_groups(findings)
     return findings
