@@ -23,8 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--context", type=int, default=3, help="snippet lines on each side with --detail (default 3)")
     parser.add_argument("--kernel", metavar="SUBSTR", help="select the kernel (multi-kernel code.json; also the CSV row by name)")
     parser.add_argument("--arch", help="gfx target, e.g. gfx950 (overrides every other source)")
-    parser.add_argument("--kernel-trace", metavar="CSV", type=Path, help="kernel_trace.csv of the same run (default: next to the dir or its parent)")
-    parser.add_argument("--agent-info", metavar="CSV", type=Path, help="agent_info.csv (default: next to the dir or its parent)")
+    parser.add_argument("--kernel-trace", metavar="CSV", type=Path, help="kernel_trace.csv (default: found by content in the capture bundle)")
+    parser.add_argument("--agent-info", metavar="CSV", type=Path, help="agent_info.csv (default: found in the capture bundle)")
     parser.add_argument("--json", metavar="PATH", help="write the kerneltrace.hotspots JSON to PATH ('-' = stdout, no text report)")
     parser.add_argument("--waves", action="store_true", help="add the wave-level analysis (schema kerneltrace.hotspots/2)")
     return parser
