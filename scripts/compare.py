@@ -20,10 +20,11 @@ EXIT_REGRESSED = 1
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="compare.py",
-        description="Before/after comparison of two captures: stall deltas per total, type, "
-                    "source line and aligned instruction, new/vanished hotspots, occupancy and "
-                    "L2 changes, and a verdict. Exit 0 = not regressed, 1 = regressed beyond "
-                    "the thresholds, 2 = bad input.",
+        description="Before/after comparison of two captures: estimated kernel-time change "
+                    "(band and basis), stall deltas per total, type, source line and aligned "
+                    "instruction, new/vanished hotspots, occupancy and L2 changes, and a verdict "
+                    "that follows the time estimate. Exit 0 = not regressed, 1 = regressed, "
+                    "2 = bad input.",
         epilog="BEFORE/AFTER: a hotspot JSON, a ui_output_agent_*_dispatch_* dir (analyzed "
                "in-process), a run's reports/{run}/summary.json or reports/{run}/ folder, or a "
                "reports/ folder (runs matched by name).")
@@ -33,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write the kerneltrace.compare/1 document ('-' = stdout)")
     parser.add_argument("--markdown", metavar="PATH", type=Path, help="write a Markdown report")
     parser.add_argument("--fail-on", metavar="SPEC", default="",
-                        help="thresholds, e.g. 'total_stall=5%%,line_stall=20%%' (defaults: "
+                        help="thresholds, e.g. 'time_noise=5%%' or 'total_stall=5%%,line_stall=20%%' (defaults: "
                              + ", ".join(f"{k}={v}" for k, v in DEFAULT_THRESHOLDS.as_dict().items())
                              + "); 'off' disables a check")
     parser.add_argument("--run", help="with reports/ folders: compare only this run")

@@ -44,17 +44,18 @@ def render(
     """Build the summary and write the three reports (and chart SVGs when asked)."""
     from kerneltrace.plan.inputs import load_plan_documents, plan_snippets
     from kerneltrace.plan.summary import build_summary
-    from kerneltrace.render.plan import chart_files, render_html, render_markdown
+    from kerneltrace.render.plan import chart_files, plan_charts, render_html, render_markdown
 
     hotspot_docs, l2_docs = load_plan_documents(hotspots, l2)
     summary = build_summary(hotspot_docs, l2_docs, run=run)
     snippets = plan_snippets(hotspot_docs)
     atomic.write_json(summary_path, summary)
     atomic.write_text(md, render_markdown(summary, hotspot_docs))
-    atomic.write_text(html, render_html(summary, hotspot_docs, l2_docs, snippets))
+    charts = plan_charts(summary, hotspot_docs)  # drawn once: inline in plan.html and as files
+    atomic.write_text(html, render_html(summary, hotspot_docs, l2_docs, snippets, charts))
     if charts_dir is not None:
         charts_dir.mkdir(parents=True, exist_ok=True)
-        for name, svg in chart_files(summary, hotspot_docs).items():
+        for name, svg in chart_files(summary, hotspot_docs, charts).items():
             atomic.write_text(charts_dir / name, svg)
     return summary
 
