@@ -153,3 +153,13 @@ def test_compare_select_hazard_is_named():
     assert hazard_cause([cmp], [sel]) == ("compare/select", cmp)
     lane = {"asm": "v_permlane32_swap_b32_e32 v174, v176", "type": "VALU"}
     assert hazard_cause([{"asm": "v_mov_b32_e32 v176, v172", "type": "VALU"}], [lane])[0] == "lane/sgpr"
+
+
+def test_issue_bound_mfma_loop(tmp_path):
+    """MFMA idle behind dependent VALU work: the issue verdict, led by the loop finding."""
+    _, _, entry = plan_of(tmp_path, specs.vector_issue_bound())
+    assert entry["bottleneck"]["kind"] == "issue-dependency"
+    first = ranked(entry)[0]
+    assert first["rule"] in ("W2-hot-loop-mfma-underused", "NOP-hazard-stall")
+    assert first["verdict_aligned"] and first["priority"] == "HIGH"
+    assert_consistent(entry)

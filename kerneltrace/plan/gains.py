@@ -77,7 +77,7 @@ VERDICT_RULES: dict[str, frozenset[str]] = {
     "compute-mfma": frozenset({"W2-hot-loop-mfma-bound", "MFMA-dependency-chain"}),
     "memory-streaming": frozenset({"STREAM-memory-bound"}),
     "synchronisation": frozenset({"BAR-dominated"}),
-    "issue-dependency": frozenset({"NOP-hazard-stall"}),
+    "issue-dependency": frozenset({"NOP-hazard-stall", "W2-hot-loop-mfma-underused"}),
     "prologue": frozenset({"PRO-once-per-wave-setup"}),
     "tail": frozenset({"W3-wave-tail"}),
 }
