@@ -26,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--kernel-trace", metavar="CSV", type=Path, help="kernel_trace.csv (default: found by content in the capture bundle)")
     parser.add_argument("--agent-info", metavar="CSV", type=Path, help="agent_info.csv (default: found in the capture bundle)")
     parser.add_argument("--json", metavar="PATH", help="write the kerneltrace.hotspots JSON to PATH ('-' = stdout, no text report)")
+    parser.add_argument("--text", metavar="PATH", help="write the text report to PATH instead of stdout")
     parser.add_argument("--waves", action="store_true", help="add the wave-level analysis (schema kerneltrace.hotspots/2)")
     return parser
 
@@ -47,15 +48,12 @@ def main(argv: list[str] | None = None) -> int:
         waves=args.waves,
     )
     document = result.document
-    if args.json == "-":
-        import json
+    from kerneltrace.atomic import write_json, write_text
 
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
-        return 0
     if args.json:
-        from kerneltrace.atomic import write_json
-
         write_json(args.json, document)
+    if args.json == "-" and not args.text:
+        return 0
     from kerneltrace.render.text import render_text
 
     text, render_warnings = render_text(
@@ -66,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         context=args.context,
         sources=result.sources,
     )
-    sys.stdout.write(text)
+    write_text(args.text or "-", text)
     for warning in render_warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
