@@ -71,6 +71,6 @@ def run_all(ctx: PlanContext, rules: list[Rule] | None = None) -> list[Finding]:
     findings = dedupe_ids(spills_first(sort_findings(findings)))
     overlap_groups(findings)
     defer_to_verdict(findings)
-    findings = sort_findings(findings)
+    findings = spills_first(sort_findings(findings))
     overlap_groups(findings)
     return findings
