@@ -52,6 +52,7 @@ LEVERS: dict[str, str] = {
     "OCC-limited": "occupancy",
     "MEM-scattered-access": "memory-bytes",
     "MEM-overfetch": "memory-bytes",
+    "MEM-narrow-loads": "memory-latency",
     "MEM-low-parallelism": "memory-latency",
     "MEM-at-practical-limit": "none",
     "BAR-dominated": "sync",
@@ -353,3 +354,16 @@ def defer_to_verdict(findings: list[Finding]) -> None:
         mine = {e.instruction_index for e in finding.evidence}
         if finding.overlap_group in led or mine & cited:
             finding.priority = _cap(finding.priority, "MED")
+
+
+def one_high_per_line(findings: list[Finding]) -> None:
+    """Two findings on one line in one overlap group explain the same stall: only the first of
+    them (in priority order) stays HIGH, the rest are at most MED."""
+    seen: set[tuple[str, str]] = set()
+    for finding in findings:
+        if not (finding.ranked and finding.overlap_group and finding.location):
+            continue
+        key = (finding.overlap_group, finding.location)
+        if key in seen:
+            finding.priority = _cap(finding.priority, "MED")
+        seen.add(key)
