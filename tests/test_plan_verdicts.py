@@ -163,3 +163,19 @@ def test_issue_bound_mfma_loop(tmp_path):
     assert first["rule"] in ("W2-hot-loop-mfma-underused", "NOP-hazard-stall")
     assert first["verdict_aligned"] and first["priority"] == "HIGH"
     assert_consistent(entry)
+
+
+def test_narrow_loads_are_named():
+    from plan_synthetic import Ins, hotspot_doc
+
+    from kerneltrace.plan.context import PlanContext
+    from kerneltrace.plan.rules.verdict_rules import narrow_loads
+
+    program = [Ins("buffer_load_ushort v2, v1, s[12:15], 0 offen", "VMEM-load", "k.py:5", 800, 900),
+               Ins("s_waitcnt vmcnt(0)", "VMEM-wait", "k.py:6", 200, 210),
+               Ins("v_add_f32_e32 v3, v2, v2", "VALU", "k.py:7", 0, 4)]
+    (finding,) = narrow_loads(PlanContext(hotspot_doc(program)))
+    assert finding.rule == "MEM-narrow-loads" and finding.location == "k.py:5"
+    assert "dwordx4" in finding.fix
+    wide = [Ins("buffer_load_dwordx4 v[2:5], v1, s[12:15], 0 offen", "VMEM-load", "k.py:5", 800, 900)]
+    assert narrow_loads(PlanContext(hotspot_doc(wide))) == []

@@ -65,9 +65,8 @@ def fmt_gain(gain: dict | None) -> str:
         return "not estimated"
     if not gain.get("high"):
         return "none expected"
-    return (
-        f"{gain['low']:.1%}–{gain['high']:.1%} of stall cycles ({gain.get('status', 'hypothesis')})"
-    )
+    unit = "of kernel time" if gain.get("unit") == "kernel_time" else "of stall cycles"
+    return f"{gain['low']:.1%}–{gain['high']:.1%} {unit} ({gain.get('status', 'hypothesis')})"
 
 
 def _environment(autoescape: bool):
