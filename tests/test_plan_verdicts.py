@@ -179,3 +179,40 @@ def test_narrow_loads_are_named():
     assert "dwordx4" in finding.fix
     wide = [Ins("buffer_load_dwordx4 v[2:5], v1, s[12:15], 0 offen", "VMEM-load", "k.py:5", 800, 900)]
     assert narrow_loads(PlanContext(hotspot_doc(wide))) == []
+
+
+def test_legacy_capture_ranks_by_latency_and_says_so(tmp_path):
+    doc, summary, entry = plan_of(tmp_path, demo_gemm(), variant="legacy")
+    assert doc["totals"]["stall_cycles"] is None
+    assert entry["bottleneck"]["kind"] == "latency-only"
+    text = render_markdown(summary, [doc])
+    assert "### Latency Summary" in text and "### Stall Summary" not in text
+    assert "of latency" in text and "Nothing to rank" not in text
+    assert "legacy" in text
+    assert ranked(entry)
+
+
+def test_occupancy_candidates_and_measured(tmp_path):
+    from kerneltrace.render.plan import occupancy_view
+
+    doc, summary, entry = plan_of(tmp_path, demo_gemm())
+    view = occupancy_view(entry, doc)
+    assert view["measured"] and view["measured"]["max_waves"] >= 1
+    assert "Measured on the traced CU" in render_markdown(summary, [doc])
+    unknown = {**entry, "arch": {"name": None, "certain": False, "source": "unknown",
+                                  "candidates": ["gfx940", "gfx942"]},
+               "occupancy": {"waves_per_simd": None, "per_candidate": {
+                   "gfx940": {"waves_per_simd": 4, "limited_by": "vgpr"},
+                   "gfx942": {"waves_per_simd": 4, "limited_by": "vgpr"}}}}
+    view = occupancy_view(unknown, doc)
+    assert view["agreed_waves_per_simd"] == 4 and view["candidates"] == ["gfx940", "gfx942"]
+    summary["kernels"][0]["dispatches"][0] = unknown
+    assert "every candidate gives **4 wave(s)/SIMD**" in render_markdown(summary, [doc])
+
+
+def test_html_shows_the_verdict_first(tmp_path):
+    from kerneltrace.render.plan import render_html
+
+    doc, summary, _ = plan_of(tmp_path, demo_vec_add())
+    html = render_html(summary, [doc], [])
+    assert html.index("Bottleneck: memory-streaming") < html.index("Stall Summary")
