@@ -37,7 +37,11 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError(f"--topk must be at least 1, got {args.topk}", "command line", "pass --topk 15")
     if args.context < 0:
         raise InputError(f"--context must be >= 0, got {args.context}", "command line", "pass --context 3")
+    from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text
     from kerneltrace.hotspot_report import run_analysis
+
+    outputs = (args.json, args.text)
+    refuse_input_overwrite(outputs, (args.dispatch_dir, args.kernel_trace, args.agent_info))
 
     result = run_analysis(
         args.dispatch_dir,
@@ -48,8 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         waves=args.waves,
     )
     document = result.document
-    from kerneltrace.atomic import write_json, write_text
-
+    refuse_input_overwrite(outputs, [document.get("metadata", {}).get("agent_info_csv")])
     if args.json:
         write_json(args.json, document)
     if args.json == "-" and not args.text:

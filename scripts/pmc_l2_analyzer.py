@@ -59,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.ea_channels is not None:
         print(EA_CHANNELS_WARNING, file=sys.stderr)
+    from kerneltrace.atomic import refuse_input_overwrite
+
+    refuse_input_overwrite((args.json,), args.files)
     doc = analyze_paths(args.files, kernel=args.kernel, arch=args.arch, ideal_gb=args.ideal_gb,
                         peak_gbps=args.peak_gbps)
     from kerneltrace import atomic

@@ -12,7 +12,7 @@ from typing import Any
 from kerneltrace.arch.table import ARCHES, get_arch
 from kerneltrace.errors import InputError
 
-RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+RUN_NAME_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]*\Z")  # \Z: "$" would accept a trailing newline
 PER_RUN_KEYS = ("kernel", "top_kernels", "iterations", "att_target_cu", "env", "timeout", "arch")
 EXAMPLE_RUN = "example"
 
