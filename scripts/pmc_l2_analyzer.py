@@ -7,7 +7,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 
@@ -60,17 +59,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.ea_channels is not None:
         print(EA_CHANNELS_WARNING, file=sys.stderr)
+    from kerneltrace.atomic import refuse_input_overwrite
+
+    refuse_input_overwrite((args.json,), args.files)
     doc = analyze_paths(args.files, kernel=args.kernel, arch=args.arch, ideal_gb=args.ideal_gb,
                         peak_gbps=args.peak_gbps)
+    from kerneltrace import atomic
+
     if args.json == "-":
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        atomic.write_json(args.json, doc)
         return 0
     from kerneltrace.analysis.l2.document import format_text
 
-    sys.stdout.write(format_text(doc))
+    atomic.write_text("-", format_text(doc))
     if args.json:
-        from kerneltrace import atomic
-
         atomic.write_json(args.json, doc)
     return 0
 
