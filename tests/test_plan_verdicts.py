@@ -216,3 +216,20 @@ def test_html_shows_the_verdict_first(tmp_path):
     doc, summary, _ = plan_of(tmp_path, demo_vec_add())
     html = render_html(summary, [doc], [])
     assert html.index("Bottleneck: memory-streaming") < html.index("Stall Summary")
+
+
+def test_no_stall_capture_ranks_by_latency():
+    """A v3 capture whose stall is all zero: latency verdict, regions ranked, never 'nothing'."""
+    from plan_synthetic import Ins, hotspot_doc
+
+    program = [Ins("global_load_dwordx4 v[0:3], v0, s[0:1]", "VMEM-load", "k.py:5", 0, 900),
+               Ins("s_waitcnt vmcnt(0)", "VMEM-wait", "k.py:6", 0, 700),
+               Ins("v_add_f32_e32 v3, v2, v2", "VALU", "k.py:7", 0, 4)]
+    doc = hotspot_doc(program)
+    doc["totals"]["stall_cycles"] = 0
+    summary = build_summary([doc], [])
+    entry = summary["kernels"][0]["dispatches"][0]
+    assert entry["bottleneck"]["kind"] == "latency-only"
+    assert ranked(entry) and ranked(entry)[0]["rule"] == "REGION-hotspot"
+    text = render_markdown(summary, [doc])
+    assert "No stall recorded" in text and "Nothing to rank" not in text
