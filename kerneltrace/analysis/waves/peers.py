@@ -138,17 +138,16 @@ def _covered(keys, starts, ends, q_keys, q_from, q_to):
     e = ends - low + keys * span
     prefix = np.concatenate(([0], np.cumsum(e - s)))
 
+    a = q_from - low + q_keys * span
+    b = np.maximum(q_to, q_from) - low + q_keys * span
+    # a start past every query: the interval after the last one covers nothing of any query
+    s = np.append(s, max(int(s.max()), int(b.max())) + 1)
+
     def until(t):
         # covered cycles of the key's intervals before time t (t already shifted)
         done = np.searchsorted(e, t, side="right")
-        partial = np.zeros(len(t), np.int64)
-        inside = done < len(s)
-        idx = done[inside]
-        partial[inside] = np.clip(t[inside] - s[idx], 0, None)
-        return prefix[done] + partial
+        return prefix[done] + np.maximum(t - s[done], 0)
 
-    a = q_from - low + q_keys * span
-    b = np.maximum(q_to, q_from) - low + q_keys * span
     return until(b) - until(a)
 
 
