@@ -99,3 +99,18 @@ def loads_on_decorator_line() -> KernelSpec:
         I("s_cbranch_scc1", 42),
     )
     return _spec("decorator_loads_kernel", body, loop=(0, len(body) - 1, 8))
+
+
+def vector_issue_bound() -> KernelSpec:
+    """An MFMA loop whose matrix pipe idles behind dependent VALU work and compare/select NOPs."""
+    mfma = "v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], a[0:15]"
+    body = (
+        I(mfma, 50, issue_cycles=32),
+        I("v_exp_f32_e32 v4, v4", 51, stall_cycles=120),
+        I("v_mul_f32_e32 v5, v4, v6", 51, stall_cycles=120),
+        I("v_cmp_gt_f32_e32 vcc, s23, v5", 52),
+        I("s_nop 1", 52, stall_cycles=90),
+        I("v_cndmask_b32_e32 v7, 0, v5, vcc", 52),
+        I("s_cbranch_scc1", 53),
+    )
+    return _spec("vector_issue_kernel", body, loop=(0, len(body) - 1, 16))

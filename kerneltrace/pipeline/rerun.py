@@ -17,9 +17,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kerneltrace.model.dispatchdir import DISPATCH_RE
+from kerneltrace.model.metadata import BUNDLE_LEVELS
 
 # Files whose presence decides which CSVs the dispatch list attaches to a dispatch dir
-# (kerneltrace/model/dispatchdir.py looks these up beside and above every dispatch dir).
+# (kerneltrace/model/metadata.py looks them up in its capture bundle: up to BUNDLE_LEVELS above).
 METADATA_FILE = re.compile(r"(kernel_trace|agent_info).*\.csv$|counter_collection\.csv$")
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -77,7 +78,35 @@ def tree_signature(root: Path | str) -> str:
             continue
         lines += [_stat_line(os.path.join(dirpath, name), walk_root)
                   for name in sorted(names) if METADATA_FILE.search(name)]
+    lines += _above(walk_root)
     return hashlib.sha1("\n".join(lines).encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def _above(root: str) -> list[str]:
+    """Metadata CSVs in the folders above ``root`` that a capture bundle may reach, and in their
+    direct subfolders (e.g. FlyDSL's compute_viewer/ beside att_viewer/)."""
+    lines: list[str] = []
+    folder = root
+    for _ in range(BUNDLE_LEVELS):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_file() and METADATA_FILE.search(entry.name):
+                lines.append(_stat_line(entry.path, "/"))
+            elif entry.is_dir(follow_symlinks=False) and not DISPATCH_RE.match(entry.name):
+                try:
+                    names = sorted(os.listdir(entry.path))
+                except OSError:
+                    continue
+                lines += [_stat_line(os.path.join(entry.path, name), "/")
+                          for name in names if METADATA_FILE.search(name)]
+    return lines
 
 
 def _stat_line(path: str, root: str) -> str:

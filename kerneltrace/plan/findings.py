@@ -39,12 +39,21 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Gain:
-    """Estimated reduction of the kernel's stall cycles, as a fraction range [low, high]."""
+    """Estimated reduction, as a fraction range [low, high] of ``unit``: the kernel's stall
+    cycles (a hypothesis), or its kernel time once calibrated against re-timed pairs."""
 
     low: float
     high: float
     basis: str
     status: str = HYPOTHESIS
+    unit: str = "stall_cycles"  # "stall_cycles" | "kernel_time" (plan/gains.py CALIBRATED)
+    # a calibrated gain keeps the stall-cycle upper end it replaced, so that calibrating one
+    # kind of finding does not reorder it among the (stall-cycle) hypotheses
+    ranking: float | None = None
+
+    @property
+    def rank_value(self) -> float:
+        return self.high if self.ranking is None else self.ranking
 
 
 @dataclass
@@ -125,7 +134,7 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
             pair[1].contradicts_verdict,
             not pair[1].verdict_aligned,
             PRIORITIES.index(pair[1].priority),
-            -(pair[1].estimated_gain.high if pair[1].estimated_gain else 0.0),
+            -(pair[1].estimated_gain.rank_value if pair[1].estimated_gain else 0.0),
             -pair[1].stall_share,
             pair[0],
         ),

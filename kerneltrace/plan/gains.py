@@ -19,19 +19,25 @@ measured before/after pairs). The rules state a raw hypothesis (stall share × h
 4. **Overlap groups.** Ranked findings whose evidence instructions intersect claim the same stall
    cycles: they share `overlap_group` (the id of the group's first finding) and the group's gain
    is its largest member's, never the sum (`group_gain`).
-5. **Priority from the bounded gain** (`gain.high`): HIGH ≥ `HIGH_GAIN`, MED ≥ `MED_GAIN`, LOW
+5. **The verdict's finding leads its group**: other members of its overlap group are at most MED
+   (`defer_to_verdict`).
+6. **Priority from the bounded gain** (`gain.high`): HIGH ≥ `HIGH_GAIN`, MED ≥ `MED_GAIN`, LOW
    below, never above the rule's own cap; findings without an estimate keep their priority (at
    most MED) except the verdict's own finding (`VERDICT_RULES`), which is HIGH.
+7. **Calibration** (`CALIBRATED`, issue 17): a finding that asks to hide a VMEM or LDS wait gets
+   its gain stated as a range of *kernel time* — its share of the waves' time × the fraction
+   that re-timed fixes of such waits removed, the pairs named in the basis (docs/calibration.md).
+   It keeps the rank and priority of the stall hypothesis it replaces (`Gain.ranking`).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from kerneltrace.plan.findings import PRIORITIES, Finding, Gain
 from kerneltrace.plan.verdict import SETUP_TYPES, Bottleneck, once_per_wave, wave_count
 
-HIGH_GAIN = 0.08  # bounded gain (fraction of stall) for HIGH
+HIGH_GAIN = 0.08  # bounded gain (fraction of stall, or of kernel time once calibrated) for HIGH
 MED_GAIN = 0.02
 ONCE_PER_WAVE_HIDEABLE = 0.5  # at most half of a once-per-wave latency overlaps other setup
 
@@ -46,6 +52,7 @@ LEVERS: dict[str, str] = {
     "OCC-limited": "occupancy",
     "MEM-scattered-access": "memory-bytes",
     "MEM-overfetch": "memory-bytes",
+    "MEM-narrow-loads": "memory-latency",
     "MEM-low-parallelism": "memory-latency",
     "MEM-at-practical-limit": "none",
     "BAR-dominated": "sync",
@@ -59,6 +66,8 @@ LEVERS: dict[str, str] = {
     "SRC-no-source-mapping": "none",
     "P5-entry-line-artifact": "none",
     "LINE-hotspot": "line",
+    "S1-register-spills": "register-pressure",
+    "S1-hot-loop-register-spills": "register-pressure",
 }
 # verdict kind -> levers it rules out
 CONTRADICTS: dict[str, frozenset[str]] = {
@@ -73,21 +82,112 @@ VERDICT_RULES: dict[str, frozenset[str]] = {
     "compute-mfma": frozenset({"W2-hot-loop-mfma-bound", "MFMA-dependency-chain"}),
     "memory-streaming": frozenset({"STREAM-memory-bound"}),
     "synchronisation": frozenset({"BAR-dominated"}),
-    "issue-dependency": frozenset({"NOP-hazard-stall"}),
+    "issue-dependency": frozenset({"NOP-hazard-stall", "W2-hot-loop-mfma-underused"}),
     "prologue": frozenset({"PRO-once-per-wave-setup"}),
     "tail": frozenset({"W3-wave-tail"}),
 }
 MEMORY_LINE_TYPES = frozenset({"VMEM-wait", "VMEM-load", "LDS/SMEM-wait", "SMEM", "LDS"})
 
 
+@dataclass(frozen=True)
+class Calibration:
+    """Fraction of a finding's share of the waves' time that re-timed fixes of it removed."""
+
+    low: float
+    high: float
+    evidence: str  # the re-timed pairs (docs/calibration.md), named in every gain's basis
+
+
+# Findings that ask to hide a wait (levers below) whose evidence is dominated by this wait type
+# get a kernel-time gain: their share of the waves' time × [low, high]. Ranges chosen to cover
+# every re-timed change that addressed such a finding (docs/calibration.md; bench/
+# bench_calibration.py prints the residuals); anything not calibrated stays a stall hypothesis.
+CALIBRATED: dict[str, Calibration] = {
+    "VMEM-wait": Calibration(
+        0.10, 0.25,
+        "gfx950 MXFP4 GEMM pairs re-timed by their authors: AL BN64 nS2 orig→hack0 (wait line "
+        "50 % of wave time, kernel −9.2 %), AL BN64 nS3 orig→hack1 (48 %, −10.8 %), AL BN128 nS2 "
+        "orig→hack2 (51 %, −8.3 %), M128 hack2→hack3 (21 %, −2.6 %)"),
+    "LDS/SMEM-wait": Calibration(
+        0.0, 0.25,
+        "one gfx950 MXFP4 GEMM pair re-timed by its authors: M128 hack1→hack2 prefetched every "
+        "ds_read for a wait line holding 25 % of wave time and gained 0 % (the extra live "
+        "registers halved the occupancy limit); upper end as for VMEM waits"),
+}
+CALIBRATED_LEVERS = frozenset({"memory-latency", "memory-pipeline"})
+# Line-level findings whose fix is what the re-timed changes did (issue the load earlier / wait
+# later, for a wait that holds the line). Not calibrated: issue stalls of load bursts (P2),
+# scalar metadata loads (P4), loop-wide umbrellas (W2) — no re-timed pair measured those.
+CALIBRATED_RULES = frozenset({"LINE-hotspot", "P1-loads-in-mfma-loop", "P3-lds-read-before-mfma",
+                              "W1-entry-waits-on-loads"})
+
+
+def wait_type(finding: Finding, doc: dict) -> str | None:
+    """The wait type holding most of the finding's evidence cycles (stall, else latency)."""
+    by_index = {ins["index"]: ins for ins in doc.get("instructions") or []}
+    cycles: dict[str, int] = {}
+    for e in finding.evidence:
+        ins = by_index.get(e.instruction_index)
+        if ins is None:
+            continue
+        value = ins.get("stall_cycles")
+        value = ins.get("latency_cycles") if value is None else value
+        cycles[ins.get("type")] = cycles.get(ins.get("type"), 0) + int(value or 0)
+    if cycles and max(cycles.values()) > 0:
+        return max(cycles, key=cycles.get)
+    # no evidence cycles (e.g. a legacy capture without a stall column): the located line's type
+    line = next((entry for entry in doc.get("source_lines") or []
+                 if finding.location and entry.get("location") == finding.location), None)
+    return line.get("dominant_type") if line else None
+
+
+def time_share(share: float, doc: dict) -> float:
+    """A share of the ranking metric (stall, or latency in legacy captures) as a share of the
+    traced waves' time (Σ wave lifetimes, else code.json cost = latency + idle)."""
+    totals = doc.get("totals") or {}
+    stall = totals.get("stall_cycles")
+    metric = stall if stall else totals.get("latency_cycles")
+    waves = doc.get("waves") or {}
+    mean = ((waves.get("per_wave") or {}).get("duration") or {}).get("mean")
+    lifetime = mean * waves["waves"] if mean and waves.get("waves") else None
+    total = lifetime or (doc.get("costs") or {}).get("total_cycles") or metric
+    if not metric or not total:
+        return share
+    return min(1.0, share * metric / total)
+
+
+def calibrated_gain(finding: Finding, kind: str, doc: dict) -> Gain | None:
+    """The kernel-time gain of a finding whose fix re-timed pairs measured, else None."""
+    if (finding.rule not in CALIBRATED_RULES or finding.scope != "line" or not finding.ranked
+            or kind not in CALIBRATED_LEVERS | {"line"} or finding.estimated_gain is None):
+        return None
+    cal = CALIBRATED.get(wait_type(finding, doc) or "")
+    if cal is None:
+        return None
+    share = time_share(finding.stall_share, doc)
+    return Gain(
+        round(share * cal.low, 4), round(share * cal.high, 4),
+        f"{cal.low:.0%}–{cal.high:.0%} of this finding's {share:.1%} of the waves' time, the "
+        f"part that re-timed fixes of such waits removed (calibrated: {cal.evidence}; "
+        "docs/calibration.md)",
+        status="calibrated range — verify by re-timing",
+        unit="kernel_time",
+    )
+
+
+SETUP_STALL_SHARE = 0.8  # of a finding's cited stall on once-per-wave setup: a setup finding
+
+
 def setup_only(finding: Finding, doc: dict) -> bool:
-    """True when every evidence instruction is a once-per-wave scalar load or its wait."""
+    """True when (almost) all the stall a finding cites is once-per-wave scalar loads and their
+    waits (kernel arguments): ≥ SETUP_STALL_SHARE of it, weighted by stall."""
     by_index = {ins["index"]: ins for ins in doc.get("instructions") or []}
     cited = [by_index[e.instruction_index] for e in finding.evidence
              if e.instruction_index in by_index]
-    return bool(cited) and all(
-        ins.get("type") in SETUP_TYPES and once_per_wave(doc, ins) for ins in cited
-    )
+    total = sum(ins.get("stall_cycles") or 0 for ins in cited)
+    setup = sum(ins.get("stall_cycles") or 0 for ins in cited
+                if ins.get("type") in SETUP_TYPES and once_per_wave(doc, ins))
+    return bool(total) and setup >= SETUP_STALL_SHARE * total
 
 
 def lever(finding: Finding, doc: dict) -> str:
@@ -151,10 +251,13 @@ def has_repeats(doc: dict) -> bool:
 
 
 def overlap_groups(findings: list[Finding]) -> None:
-    """Give ranked findings that cite a common instruction one `overlap_group` (first id)."""
+    """Give ranked line findings that cite a common instruction one `overlap_group` (the first
+    one's id). Loop- and kernel-scope findings are umbrellas over the line findings inside them
+    (their titles say so); they do not link groups."""
     groups: list[tuple[set[int], list[Finding]]] = []
     for finding in findings:
-        if not finding.ranked:
+        finding.overlap_group = None
+        if not finding.ranked or finding.scope != "line":
             continue
         cited = {e.instruction_index for e in finding.evidence if e.instruction_index is not None}
         if not cited:
@@ -173,14 +276,21 @@ def overlap_groups(findings: list[Finding]) -> None:
 
 
 def group_gain(findings: list[Finding]) -> float:
-    """Upper bound of what the findings claim together: per overlap group its largest member."""
+    """Upper bound of what the findings claim together: per overlap group of line findings its
+    largest member; an umbrella (loop/kernel scope) covers the same stall as the lines inside it,
+    so the total is the larger of the line groups' sum and the largest umbrella."""
     best: dict[str, float] = {}
+    umbrella = 0.0
     for finding in findings:
         if finding.estimated_gain is None or not finding.ranked:
             continue
+        if finding.scope != "line":
+            umbrella = max(umbrella, finding.estimated_gain.rank_value)
+            continue
         key = finding.overlap_group or finding.id
-        best[key] = max(best.get(key, 0.0), finding.estimated_gain.high)
-    return sum(best.values())
+        # in stall cycles throughout: a calibrated gain counts with the hypothesis it replaced
+        best[key] = max(best.get(key, 0.0), finding.estimated_gain.rank_value)
+    return max(sum(best.values()), umbrella)
 
 
 def bound_findings(findings: list[Finding], verdict: Bottleneck, doc: dict) -> list[Finding]:
@@ -223,4 +333,37 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, doc: dict) -> l
             finding.priority = _cap(finding.priority, "MED")
         if finding.contradicts_verdict:
             finding.priority = "LOW"
+        elif gain is not None:
+            calibrated = calibrated_gain(finding, kind, doc)
+            if calibrated is not None:
+                # stated in kernel time, ranked (and prioritised) as the hypothesis it replaces
+                finding.estimated_gain = replace(_bounded(calibrated, gain.high, "the stall "
+                                                          "hypothesis' bound"), ranking=gain.high)
     return findings
+
+
+def defer_to_verdict(findings: list[Finding]) -> None:
+    """Findings citing an instruction the verdict's own finding cites (or in its overlap group)
+    claim its cycles: at most MED (the verdict's finding says what to do with that stall)."""
+    own = [f for f in findings if f.verdict_aligned]
+    cited = {e.instruction_index for f in own for e in f.evidence if e.instruction_index is not None}
+    led = {f.overlap_group for f in own if f.overlap_group}
+    for finding in findings:
+        if finding.verdict_aligned or not finding.ranked:
+            continue
+        mine = {e.instruction_index for e in finding.evidence}
+        if finding.overlap_group in led or mine & cited:
+            finding.priority = _cap(finding.priority, "MED")
+
+
+def one_high_per_line(findings: list[Finding]) -> None:
+    """Two findings on one line in one overlap group explain the same stall: only the first of
+    them (in priority order) stays HIGH, the rest are at most MED."""
+    seen: set[tuple[str, str]] = set()
+    for finding in findings:
+        if not (finding.ranked and finding.overlap_group and finding.location):
+            continue
+        key = (finding.overlap_group, finding.location)
+        if key in seen:
+            finding.priority = _cap(finding.priority, "MED")
+        seen.add(key)

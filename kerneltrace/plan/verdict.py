@@ -96,6 +96,27 @@ def hot_loop(doc: dict) -> dict | None:
     return None
 
 
+WAIT_TYPES = (isa.VMEM_WAIT, isa.LDS_SMEM_WAIT, isa.EXP_WAIT)
+ISSUE_TYPES = (isa.VALU, isa.NOP, isa.MFMA, isa.SALU)
+LOOP_ISSUE_SHARE = 0.5  # of the hot loop's stall on dependent VALU/s_nop/MFMA/SALU issue
+MIXED_ISSUE_SHARE = 0.35  # memory verdicts name the issue-bound part of the loop from here
+
+
+def loop_stall_mix(doc: dict, loop: dict) -> dict[str, float]:
+    """Shares of the hot loop's stall: waits, barriers and issue (VALU, s_nop, MFMA, SALU)."""
+    inside = [ins for ins in doc.get("instructions") or []
+              if loop["first_index"] <= ins["index"] <= loop["last_index"]]
+    total = sum(ins.get("stall_cycles") or 0 for ins in inside)
+    if not total:
+        return {}
+    def part(types):
+        return sum(ins.get("stall_cycles") or 0 for ins in inside if ins.get("type") in types) / total
+    mix = {kind: part((kind,)) for kind in ISSUE_TYPES}
+    mix["waits"] = part(WAIT_TYPES)
+    mix["issue"] = part(ISSUE_TYPES)
+    return mix
+
+
 def streaming_shape(doc: dict) -> tuple[bool, int]:
     """(is a streaming kernel, vector loads per wave): few loads, no MFMA, no LDS reuse."""
     executed = [ins for ins in doc.get("instructions") or [] if (ins.get("hits") or 0) > 0]
@@ -136,16 +157,18 @@ def decide(doc: dict, l2: dict | None = None) -> Bottleneck:
     if non_hidden is not None:
         facts.append(f"non-hidden cost {_pct(non_hidden)} (no other wave issued meanwhile)")
 
-    if fmt == "legacy" or totals.get("stall_cycles") is None:
+    if fmt == "legacy" or not totals.get("stall_cycles"):
         top = max(costs.get("by_type") or [{}], key=lambda e: e.get("cost_cycles") or 0)
+        why = ("No stall column in this capture (rocprofv2 legacy format)" if fmt == "legacy"
+               or totals.get("stall_cycles") is None else "No stall recorded in this capture")
         return Bottleneck(
             "latency-only",
-            "No stall column in this capture (rocprofv2 legacy format): the plan ranks by latency; "
-            f"{top.get('type') or 'n/a'} instructions hold the most latency "
-            f"({_pct(top.get('share'))}). A latency ranking cannot tell waiting from working.",
-            [f"format {fmt}", f"top latency class {top.get('type')} {_pct(top.get('share'))}"],
+            f"{why}: the plan ranks by latency; {top.get('type') or 'n/a'} instructions hold the "
+            f"most cost ({_pct(top.get('share'))} of {costs.get('basis') or 'latency'}). A latency "
+            "ranking cannot tell waiting from working.",
+            [f"format {fmt}", f"top cost class {top.get('type')} {_pct(top.get('share'))}"],
             "low",
-            helps=["re-capture with rocprofv3 (stall and idle columns, wave files)"],
+            helps=["re-capture with rocprofv3 ATT (stall and idle columns, wave files)"],
         )
 
     loop = hot_loop(doc)
@@ -222,6 +245,23 @@ def decide(doc: dict, l2: dict | None = None) -> Bottleneck:
             helps=["interleave independent work between the hazard producer and its consumer"],
             does_not_help=["memory latency hiding"],
         )
+    mix = loop_stall_mix(doc, loop) if loop else {}
+    if (isinstance(mfma_busy, int | float) and mfma_busy < 0.5
+            and mix.get("issue", 0) >= LOOP_ISSUE_SHARE and mix.get("waits", 1) < 0.5):
+        parts = ", ".join(f"{kind} {mix[kind]:.0%}" for kind in ISSUE_TYPES if mix.get(kind, 0) >= 0.05)
+        return Bottleneck(
+            "issue-dependency",
+            f"Issue/dependency-bound in the hot loop: the MFMA pipe is busy only {mfma_busy:.0%} and "
+            f"{mix['issue']:.0%} of the loop's stall is dependent non-matrix work ({parts}), only "
+            f"{mix['waits']:.0%} memory waits: the vector/scalar work between MFMAs (softmax, "
+            "masking, conversions) and its hazards set the pace.",
+            [f"hot-loop MFMA busy {mfma_busy:.0%}", f"loop stall: issue {mix['issue']:.0%}, waits "
+             f"{mix['waits']:.0%}", *facts], "medium",
+            helps=["overlap the VALU/transcendental work of tile k with the MFMAs of tile k+1 "
+                   "(ping-pong two waves per SIMD or interleave in one)", "fewer compare/select and "
+                   "conversion instructions per element", "the `s_nop` hazard fixes"],
+            does_not_help=["deeper memory prefetching alone (waits are the minority of the loop)"],
+        )
     if prologue >= PROLOGUE_SHARE:
         return Bottleneck(
             "prologue",
@@ -244,15 +284,24 @@ def decide(doc: dict, l2: dict | None = None) -> Bottleneck:
         kind_facts = [*facts]
         if isinstance(mfma_busy, int | float):
             kind_facts.insert(0, f"hot-loop MFMA busy {mfma_busy:.0%}")
+        split = mix.get("issue", 0) >= MIXED_ISSUE_SHARE
+        if split:
+            kind_facts.insert(1, f"hot-loop stall: waits {mix['waits']:.0%}, dependent issue "
+                                 f"{mix['issue']:.0%}")
         return Bottleneck(
             "memory-latency",
             f"Memory-latency-bound: {memory + lds_smem:.0%} of stall waits on memory "
             f"(vector {memory:.0%}, LDS/scalar {lds_smem:.0%})"
             + (f" and {non_hidden:.0%} of the cost is not hidden by other waves" if non_hidden else "")
+            + (f"; but in the hot loop dependent VALU/`s_nop`/MFMA work holds {mix['issue']:.0%} of "
+               f"the stall next to {mix['waits']:.0%} waits, so hiding memory alone leaves the "
+               "issue-bound part" if split else "")
             + ".",
-            kind_facts, "medium" if non_hidden is None else "high",
+            kind_facts, "medium" if non_hidden is None or split else "high",
             helps=["issue loads earlier (prefetch / software pipeline)", "more waves to overlap "
-                   "waits (occupancy)", "wait only right before the consumer"],
+                   "waits (occupancy)", "wait only right before the consumer"]
+            + (["overlap the VALU/transcendental work with MFMAs; the `s_nop` hazard fixes"]
+               if split else []),
         )
     return Bottleneck(
         "mixed",

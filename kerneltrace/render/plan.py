@@ -65,9 +65,8 @@ def fmt_gain(gain: dict | None) -> str:
         return "not estimated"
     if not gain.get("high"):
         return "none expected"
-    return (
-        f"{gain['low']:.1%}–{gain['high']:.1%} of stall cycles ({gain.get('status', 'hypothesis')})"
-    )
+    unit = "of kernel time" if gain.get("unit") == "kernel_time" else "of stall cycles"
+    return f"{gain['low']:.1%}–{gain['high']:.1%} {unit} ({gain.get('status', 'hypothesis')})"
 
 
 def _environment(autoescape: bool):
@@ -199,7 +198,7 @@ def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | Non
         "dispatch": dispatch,
         "bottleneck": dispatch.get("bottleneck"),
         "gain_bound": dispatch.get("gain_bound"),
-        "no_stall": totals.get("stall_cycles") is None,
+        "no_stall": not totals.get("stall_cycles") and dispatch.get("format") != "pcsampling",
         "occupancy": occupancy_view(dispatch, doc),
         "kernel_doc": doc,
         "top_type": stall_by_type[0] if stall_by_type else None,

@@ -44,8 +44,7 @@ rule hotspots:
     params:
         dispatch_dir=dispatch_param("dispatch_dir"),
         waves=dispatch_waves,
-        kernel_trace=dispatch_param("kernel_trace_csv"),
-        agent_info=dispatch_param("agent_info_csv"),
+        arch=run_param("arch"),
         topk=config["topk"],
         signature=dispatch_signature,
     run:

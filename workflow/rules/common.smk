@@ -10,10 +10,10 @@ sys.path.insert(0, os.path.abspath(os.path.join(workflow.basedir)))
 
 from kerneltrace.errors import InputError  # noqa: E402
 from kerneltrace.readers.wavefile.reader import wave_files  # noqa: E402
-from kerneltrace.model import dispatchdir  # noqa: E402
 from kerneltrace.pipeline import configcheck, rerun  # noqa: E402
 from kerneltrace.rocprof import jobfile  # noqa: E402
 from kerneltrace.rocprof.discover import read_tsv  # noqa: E402
+from kerneltrace.pipeline.manifest import read_manifest  # noqa: E402
 from kerneltrace.pipeline.runs import build_runs  # noqa: E402
 
 REPO = workflow.basedir
@@ -26,6 +26,8 @@ SCRIPTS = os.path.join(REPO, "scripts")
 # same results run through another python path (venv symlink, CI runner) would be redone. Set here,
 # not by the user (every job, local or cluster, parses this file first).
 os.environ.update(KERNELTRACE_PYTHON=sys.executable)
+# hotspots jobs run in threads of this process: the wave reader must not fork a second reader here
+os.environ["KERNELTRACE_WAVE_WORKERS"] = "1"
 
 
 _SCHEMA = configcheck.load_schema(SCHEMA)
@@ -92,7 +94,7 @@ def _manifest(path):
     key = (stat.st_size, stat.st_mtime_ns)
     cached = _MANIFESTS.get(path)
     if cached is None or cached[0] != key:
-        rows = dispatchdir.read_manifest(path)
+        rows = read_manifest(path)
         cached = _MANIFESTS[path] = (key, {row["id"]: row for row in rows})
     return cached[1]
 
@@ -246,27 +248,10 @@ def run_hotspots_job(params, output, log):
             log_path=log[0],
             topk=params.topk,
             waves=params.waves,
-            kernel_trace_csv=params.kernel_trace,
-            agent_info_csv=params.agent_info,
+            arch=params.arch,
         )
     except InputError as err:
         raise WorkflowError(f"error: {err} (log: {log[0]})") from None
-
-
-def hotspot_args(wildcards):
-    """Optional analyzer arguments, shell-quoted (metadata CSVs found beside the dispatch dir)."""
-    import shlex
-
-    row = dispatch_row(wildcards.run, wildcards.dispatch)
-    args = []
-    if has_wave_files(row):
-        # wave-level analysis (hotspots/2 `waves`): the plan attributes waits to their loads
-        args.append("--waves")
-    if row["kernel_trace_csv"]:
-        args += ["--kernel-trace", row["kernel_trace_csv"]]
-    if row["agent_info_csv"]:
-        args += ["--agent-info", row["agent_info_csv"]]
-    return shlex.join(args)
 
 
 def plan_hotspots(wildcards):
@@ -295,6 +280,11 @@ PMC = config.get("pmc") or {}
 
 def pmc_enabled():
     return bool(PMC.get("enabled"))
+
+
+def pmc_arch(wildcards):
+    """pmc: {arch} when set, else the run's arch key, else "" (found from the captures)."""
+    return PMC.get("arch") or run_spec(wildcards.run).arch or ""
 
 
 def pmc_job_ids(run, kernel):

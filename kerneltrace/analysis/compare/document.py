@@ -25,6 +25,7 @@ from kerneltrace.analysis.compare.verdict import (
     parse_thresholds,
     verdict_of,
 )
+from kerneltrace.analysis.compare.work import verdict_for_work, work_per_wave
 from kerneltrace.errors import InputError
 from kerneltrace.sourceloc import innermost_location as innermost
 
@@ -117,6 +118,14 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
                                     waves_after=waves_after, identical_stream=identical,
                                     noise=th.time_noise)
     verdict, reasons = _verdict(estimate, checks, th, notes)
+    work = work_per_wave(before, after, waves_before, waves_after)
+    # per executed instruction, latency must rise beyond the noise band to stay "regressed"
+    verdict, work_reason = verdict_for_work(verdict, work, max(th.time_change, th.time_noise))
+    if work_reason:
+        reasons = [work_reason, *reasons]
+    elif not work["comparable_per_wave"]:
+        notes.append(f"hits per wave differ ×{work['ratio']:g}: per-wave sums compare different "
+                     "work; see work_per_wave.per_hit")
     if lines["status"] != "matched" and lines.get("reason"):
         notes.append(lines["reason"])
     if occupancy.get("changed"):
@@ -133,6 +142,7 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
         else "stall_checks",
         "reasons": reasons,
         "estimated_time_change": estimate,
+        "work_per_wave": work,
         "thresholds": th.as_dict(),
         "checks": checks,
         "before": _side_info(before, waves_before, waves_source_before),

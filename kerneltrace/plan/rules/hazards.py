@@ -34,6 +34,15 @@ CAUSES: dict[str, tuple[str, str]] = {
         "move the lane/scalar exchange out of the inner loop or separate it from its consumer by "
         "independent instructions",
     ),
+    "compare/select": (
+        "a VALU compare writes VCC (or an SGPR mask) that the next `v_cndmask` reads as its lane "
+        "mask; the compiler inserts wait states between the write and the read (masking, "
+        "clamping, causal or boundary selects)",
+        "do all compares of a tile first and the selects after them, so independent work fills "
+        "the gap; skip masking on tiles that need none (only the diagonal/boundary tiles of a "
+        "causal or ragged mask do); use `v_max`/`v_min`/`v_med3` instead of compare+select where "
+        "they express the same clamp",
+    ),
     "other": (
         "a data hazard the hardware does not interlock; the compiler inserts wait states",
         "separate producer and consumer with independent instructions",
@@ -41,8 +50,18 @@ CAUSES: dict[str, tuple[str, str]] = {
 }
 
 
-def hazard_cause(before: list[dict]) -> tuple[str, dict | None]:
-    """The producer kind among the instructions just before an `s_nop` (nearest first)."""
+_COMPARE = re.compile(r"^v_cmp|_co_|^v_readfirstlane")
+
+
+def hazard_cause(before: list[dict], after: list[dict] | None = None) -> tuple[str, dict | None]:
+    """The producer kind among the instructions just before an `s_nop` (nearest first); a lane
+    op right after it (the consumer) names the lane hazard; a compare right before it that the
+    next instruction reads as a mask is a compare/select hazard."""
+    nearest = before[-1] if before else None
+    if after and _LANE.match(isa.opcode(after[0].get("asm") or "")):
+        return "lane/sgpr", nearest
+    if nearest is not None and _COMPARE.search(isa.opcode(nearest.get("asm") or "")):
+        return "compare/select", nearest
     for ins in reversed(before):
         op = isa.opcode(ins.get("asm") or "")
         if _TRANS.match(op):
@@ -60,9 +79,9 @@ def nop_hazards(ctx: PlanContext) -> list[Finding]:
             if ins.get("type") == isa.NOP and (ins.get("stall_cycles") or 0) > 0]
     by_cause: dict[str, list[tuple[dict, dict | None]]] = {}
     for nop in nops:
-        before, _ = ctx.neighbours(nop["index"], LOOK_BACK, 0)
+        before, after = ctx.neighbours(nop["index"], LOOK_BACK, 1)
         before = [ins for ins in before if ins.get("type") != isa.NOP]
-        cause, producer = hazard_cause(before)
+        cause, producer = hazard_cause(before, after)
         by_cause.setdefault(cause, []).append((nop, producer))
     findings = []
     for cause, items in by_cause.items():
