@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from kerneltrace.analysis.l2.inputs import ArchChoice, MatchedDispatch
 from kerneltrace.counters import table
-from kerneltrace.readers.counter_csv import CounterRun
+from kerneltrace.readers.counter_run import CounterRun
 
 ALT_FORM_TOLERANCE = 0.03  # gfx950: the two read-byte forms should agree within a few percent
 
