@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--att-library-path", action="append", default=[])
     parser.add_argument("--manifest", type=Path, help="write the TSV manifest here (default stdout)")
     args = parser.parse_args(argv)
+    if args.manifest:
+        atomic.refuse_input_overwrite((args.manifest, args.manifest.with_suffix(".json")), (args.capture_dir, args.log))
     rows, report = decode(capture_dir=args.capture_dir, capture_log=args.log, kernel_id=args.kernel_id,
                           att_library_path=args.att_library_path)
     text = manifest.manifest_tsv(rows)

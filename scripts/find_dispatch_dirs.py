@@ -76,9 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     rows, notes = from_folder(args.path, args.kernel)
     text = manifest.manifest_tsv(rows)
     if args.output:
-        if args.path.resolve() in args.output.resolve().parents:
-            raise InputError("refusing to write inside the analysed folder", str(args.output),
-                             "choose an output path outside PATH")
+        atomic.refuse_input_overwrite((args.output,), (args.path,))
         atomic.write_text(args.output, text)
     else:
         sys.stdout.write(text)

@@ -69,8 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, required=True, help="e.g. reports/RUN")
     parser.add_argument("--run", default=None, help="run name shown in the plan title")
     parser.add_argument("--charts", action="store_true", help="also write charts/*.svg")
+    parser.add_argument("--kept", nargs="*", type=Path, default=None,
+                        help="the hotspot/L2 copies kept in OUT_DIR/hotspots and OUT_DIR/l2; other "
+                             "JSON files there (dispatches no longer in the run) are removed")
     args = parser.parse_args(argv)
     out = args.out_dir
+    outputs = [out / "plan.md", out / "plan.html", out / "summary.json"]
+    atomic.refuse_input_overwrite(outputs + ([out / "charts"] if args.charts else []), args.hotspots + args.l2)
     summary = render(
         args.hotspots,
         args.l2,
@@ -80,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         args.run,
         out / "charts" if args.charts else None,
     )
+    if args.kept is not None:
+        from kerneltrace.pipeline.kept import remove_stale_copies
+
+        for path in remove_stale_copies(out, args.kept):
+            print(f"removed stale copy {path}", file=sys.stderr)
     count = sum(len(d["findings"]) for k in summary["kernels"] for d in k["dispatches"])
     print(
         f"plan: {count} finding(s) → {out / 'plan.md'}, {out / 'plan.html'}, {out / 'summary.json'}"

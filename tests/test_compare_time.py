@@ -122,3 +122,30 @@ def test_occupancy_change_divides_by_waves_in_flight(tmp_path):
     estimate = compare(before, after)["estimated_time_change"]
     assert estimate["basis"] == "wave_lifetime"
     assert any("moved the other way" in note for note in estimate["notes"])
+
+
+def _waves(mean: float, loop_waves: int, iterations: int, waves: int = 8) -> dict:
+    return {"waves": waves, "per_wave": {"duration": {"mean": mean}},
+            "timing": {"span_cycles": mean * 2},
+            "loops": [{"first_index": 3, "last_index": 6, "cycles_per_iteration": 100.0,
+                       "iterations": iterations, "waves": loop_waves,
+                       "split": {"loop_share": 0.8}}]}
+
+
+def test_changed_stream_with_a_varying_trip_count_widens_the_band():
+    from tests.test_compare import BASE_ROWS, make_doc
+
+    before, after = make_doc(BASE_ROWS), make_doc(BASE_ROWS)
+    after["instructions"][0]["asm"] = "v_fma_f32 v5, v6, v7, v5"  # another instruction stream
+    before["waves"] = _waves(1000.0, loop_waves=6, iterations=30)  # 5 per loop wave, 6 of 8 waves
+    after["waves"] = _waves(1100.0, loop_waves=8, iterations=48)  # 6 per loop wave
+    estimate = compare(before, after)["estimated_time_change"]
+    assert estimate["basis"] == "wave_lifetime"
+    assert estimate["value"] == pytest.approx(0.10)
+    assert estimate["high"] - estimate["value"] == pytest.approx(NOISE_FLOOR + 0.2)
+    assert any("trip count varies" in note for note in estimate["notes"])
+    # Every wave runs the loop the same number of times: the change set the trip count.
+    before["waves"] = _waves(1000.0, loop_waves=8, iterations=40)
+    after["waves"] = _waves(1100.0, loop_waves=8, iterations=48)
+    estimate = compare(before, after)["estimated_time_change"]
+    assert estimate["high"] - estimate["value"] == pytest.approx(NOISE_FLOOR)

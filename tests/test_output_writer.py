@@ -218,3 +218,66 @@ def test_the_rename_pattern_catches_what_it_should():
 def test_hotspots_rule_writes_its_text_report_through_the_writer():
     rules = (REPO / "workflow" / "rules" / "analysis.smk").read_text(encoding="utf-8")
     assert "> {output.text" not in rules and "--text {output.text:q}" in rules
+
+
+# ---- no CLI writes over one of its inputs (issue 14 point 6) --------------------------------
+
+def _script(name: str, *args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(REPO / "scripts" / name), *map(str, args)],
+                          capture_output=True, text=True, check=False)
+
+
+def _overwrite_cases(tmp_path: Path, dispatch: Path):
+    """(script argv, the input that must survive) per CLI; the output names that input directly,
+    through a symlink, through a hard link or inside an input directory."""
+    doc = tmp_path / "before.json"
+    doc.write_text('{"schema": "kerneltrace.hotspots/1"}\n')
+    other = tmp_path / "after.json"
+    other.write_text('{"schema": "kerneltrace.hotspots/1"}\n')
+    link = tmp_path / "link.json"
+    link.symlink_to(doc)
+    hard = tmp_path / "hard.json"
+    os.link(other, hard)
+    csv = tmp_path / "pass_1.csv"
+    csv.write_text("Counter_Name,Counter_Value\n")
+    code = dispatch / "code.json"
+    return {
+        "hotspot-json-into-dir": (["hotspot_analyzer.py", dispatch, "--json", code], code),
+        "hotspot-text-symlink": (["hotspot_analyzer.py", dispatch, "--text", _link_to(tmp_path, code)], code),
+        "compare-json-same": (["compare.py", doc, other, "--json", doc], doc),
+        "compare-json-symlink": (["compare.py", doc, other, "--json", link], doc),
+        "compare-markdown-hardlink": (["compare.py", doc, other, "--markdown", hard], other),
+        "l2-json": (["pmc_l2_analyzer.py", csv, "--json", csv], csv),
+        "render-plan": (["render_plan.py", "--hotspots", tmp_path / "summary.json", "--out-dir", tmp_path],
+                        _touch(tmp_path / "summary.json")),
+        "regression-gate": (["regression_gate.py", doc, link], doc),
+        "find-dispatch-dirs": (["find_dispatch_dirs.py", dispatch, "-o", dispatch / "m.tsv"], code),
+    }
+
+
+def _link_to(tmp_path: Path, target: Path) -> Path:
+    link = tmp_path / "code-link.json"
+    link.symlink_to(target)
+    return link
+
+
+def _touch(path: Path) -> Path:
+    path.write_text('{"schema": "kerneltrace.summary/1"}\n')
+    return path
+
+
+CASES = ["hotspot-json-into-dir", "hotspot-text-symlink", "compare-json-same", "compare-json-symlink",
+         "compare-markdown-hardlink", "l2-json", "render-plan", "regression-gate", "find-dispatch-dirs"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_no_cli_writes_over_one_of_its_inputs(tmp_path, dispatch, case):
+    argv, protected = _overwrite_cases(tmp_path, dispatch)[case]
+    before = protected.read_bytes()
+    listing = sorted(p.name for p in dispatch.iterdir())
+    proc = _script(*argv)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stderr.startswith("error:") and proc.stderr.count("\n") == 1, proc.stderr
+    assert "input" in proc.stderr
+    assert protected.read_bytes() == before and not protected.is_symlink()
+    assert sorted(p.name for p in dispatch.iterdir()) == listing

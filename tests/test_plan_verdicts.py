@@ -90,10 +90,13 @@ def test_loads_on_the_decorator_line(tmp_path):
     entry_line = [line for line in doc["source_lines"] if line["artifact"] == "kernel-entry"]
     assert entry_line and entry_line[0]["share"] > 0.5
     first = ranked(entry)[0]
-    assert first["rule"] == "REGION-hotspot" and first["priority"] == "HIGH"
+    assert first["rule"] == "GLUE-line-loads" and first["priority"] == "HIGH"
     cited = {e["asm"].split()[0] for e in first["evidence"]}
-    assert "s_waitcnt" in cited  # the wait on the glue-line loads, not a kernel-argument load
-    assert "buffer_load_dword" in first["title"] or "s_waitcnt" in first["title"]
+    assert {"s_waitcnt", "buffer_load_dword"} <= cited  # the glue-line loads, not kernel arguments
+    assert "straight to LDS" in first["root_cause"]
+    # the region view of the same waits is in its overlap group, not a second HIGH
+    twins = [f for f in ranked(entry) if f["overlap_group"] == first["overlap_group"]]
+    assert len(twins) >= 2 and all(f["priority"] != "HIGH" for f in twins[1:])
     assert_consistent(entry)
 
 
@@ -163,3 +166,73 @@ def test_issue_bound_mfma_loop(tmp_path):
     assert first["rule"] in ("W2-hot-loop-mfma-underused", "NOP-hazard-stall")
     assert first["verdict_aligned"] and first["priority"] == "HIGH"
     assert_consistent(entry)
+
+
+def test_narrow_loads_are_named():
+    from plan_synthetic import Ins, hotspot_doc
+
+    from kerneltrace.plan.context import PlanContext
+    from kerneltrace.plan.rules.verdict_rules import narrow_loads
+
+    program = [Ins("buffer_load_ushort v2, v1, s[12:15], 0 offen", "VMEM-load", "k.py:5", 800, 900),
+               Ins("s_waitcnt vmcnt(0)", "VMEM-wait", "k.py:6", 200, 210),
+               Ins("v_add_f32_e32 v3, v2, v2", "VALU", "k.py:7", 0, 4)]
+    (finding,) = narrow_loads(PlanContext(hotspot_doc(program)))
+    assert finding.rule == "MEM-narrow-loads" and finding.location == "k.py:5"
+    assert "dwordx4" in finding.fix
+    wide = [Ins("buffer_load_dwordx4 v[2:5], v1, s[12:15], 0 offen", "VMEM-load", "k.py:5", 800, 900)]
+    assert narrow_loads(PlanContext(hotspot_doc(wide))) == []
+
+
+def test_legacy_capture_ranks_by_latency_and_says_so(tmp_path):
+    doc, summary, entry = plan_of(tmp_path, demo_gemm(), variant="legacy")
+    assert doc["totals"]["stall_cycles"] is None
+    assert entry["bottleneck"]["kind"] == "latency-only"
+    text = render_markdown(summary, [doc])
+    assert "### Latency Summary" in text and "### Stall Summary" not in text
+    assert "of latency" in text and "Nothing to rank" not in text
+    assert "legacy" in text
+    assert ranked(entry)
+
+
+def test_occupancy_candidates_and_measured(tmp_path):
+    from kerneltrace.render.plan import occupancy_view
+
+    doc, summary, entry = plan_of(tmp_path, demo_gemm())
+    view = occupancy_view(entry, doc)
+    assert view["measured"] and view["measured"]["max_waves"] >= 1
+    assert "Measured on the traced CU" in render_markdown(summary, [doc])
+    unknown = {**entry, "arch": {"name": None, "certain": False, "source": "unknown",
+                                  "candidates": ["gfx940", "gfx942"]},
+               "occupancy": {"waves_per_simd": None, "per_candidate": {
+                   "gfx940": {"waves_per_simd": 4, "limited_by": "vgpr"},
+                   "gfx942": {"waves_per_simd": 4, "limited_by": "vgpr"}}}}
+    view = occupancy_view(unknown, doc)
+    assert view["agreed_waves_per_simd"] == 4 and view["candidates"] == ["gfx940", "gfx942"]
+    summary["kernels"][0]["dispatches"][0] = unknown
+    assert "every candidate gives **4 wave(s)/SIMD**" in render_markdown(summary, [doc])
+
+
+def test_html_shows_the_verdict_first(tmp_path):
+    from kerneltrace.render.plan import render_html
+
+    doc, summary, _ = plan_of(tmp_path, demo_vec_add())
+    html = render_html(summary, [doc], [])
+    assert html.index("Bottleneck: memory-streaming") < html.index("Stall Summary")
+
+
+def test_no_stall_capture_ranks_by_latency():
+    """A v3 capture whose stall is all zero: latency verdict, regions ranked, never 'nothing'."""
+    from plan_synthetic import Ins, hotspot_doc
+
+    program = [Ins("global_load_dwordx4 v[0:3], v0, s[0:1]", "VMEM-load", "k.py:5", 0, 900),
+               Ins("s_waitcnt vmcnt(0)", "VMEM-wait", "k.py:6", 0, 700),
+               Ins("v_add_f32_e32 v3, v2, v2", "VALU", "k.py:7", 0, 4)]
+    doc = hotspot_doc(program)
+    doc["totals"]["stall_cycles"] = 0
+    summary = build_summary([doc], [])
+    entry = summary["kernels"][0]["dispatches"][0]
+    assert entry["bottleneck"]["kind"] == "latency-only"
+    assert ranked(entry) and ranked(entry)[0]["rule"] == "REGION-hotspot"
+    text = render_markdown(summary, [doc])
+    assert "No stall recorded" in text and "Nothing to rank" not in text

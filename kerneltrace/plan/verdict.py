@@ -157,16 +157,18 @@ def decide(doc: dict, l2: dict | None = None) -> Bottleneck:
     if non_hidden is not None:
         facts.append(f"non-hidden cost {_pct(non_hidden)} (no other wave issued meanwhile)")
 
-    if fmt == "legacy" or totals.get("stall_cycles") is None:
+    if fmt == "legacy" or not totals.get("stall_cycles"):
         top = max(costs.get("by_type") or [{}], key=lambda e: e.get("cost_cycles") or 0)
+        why = ("No stall column in this capture (rocprofv2 legacy format)" if fmt == "legacy"
+               or totals.get("stall_cycles") is None else "No stall recorded in this capture")
         return Bottleneck(
             "latency-only",
-            "No stall column in this capture (rocprofv2 legacy format): the plan ranks by latency; "
-            f"{top.get('type') or 'n/a'} instructions hold the most latency "
-            f"({_pct(top.get('share'))}). A latency ranking cannot tell waiting from working.",
-            [f"format {fmt}", f"top latency class {top.get('type')} {_pct(top.get('share'))}"],
+            f"{why}: the plan ranks by latency; {top.get('type') or 'n/a'} instructions hold the "
+            f"most cost ({_pct(top.get('share'))} of {costs.get('basis') or 'latency'}). A latency "
+            "ranking cannot tell waiting from working.",
+            [f"format {fmt}", f"top cost class {top.get('type')} {_pct(top.get('share'))}"],
             "low",
-            helps=["re-capture with rocprofv3 (stall and idle columns, wave files)"],
+            helps=["re-capture with rocprofv3 ATT (stall and idle columns, wave files)"],
         )
 
     loop = hot_loop(doc)

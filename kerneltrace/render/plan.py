@@ -186,7 +186,7 @@ def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | Non
         "dispatch": dispatch,
         "bottleneck": dispatch.get("bottleneck"),
         "gain_bound": dispatch.get("gain_bound"),
-        "no_stall": totals.get("stall_cycles") is None,
+        "no_stall": not totals.get("stall_cycles") and dispatch.get("format") != "pcsampling",
         "occupancy": occupancy_view(dispatch, doc),
         "kernel_doc": doc,
         "top_type": stall_by_type[0] if stall_by_type else None,

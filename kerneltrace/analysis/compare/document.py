@@ -119,7 +119,8 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
                                     noise=th.time_noise)
     verdict, reasons = _verdict(estimate, checks, th, notes)
     work = work_per_wave(before, after, waves_before, waves_after)
-    verdict, work_reason = verdict_for_work(verdict, work, th.time_change)
+    # per executed instruction, latency must rise beyond the noise band to stay "regressed"
+    verdict, work_reason = verdict_for_work(verdict, work, max(th.time_change, th.time_noise))
     if work_reason:
         reasons = [work_reason, *reasons]
     elif not work["comparable_per_wave"]:

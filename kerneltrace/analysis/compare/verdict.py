@@ -73,9 +73,12 @@ def parse_thresholds(spec: str | Mapping[str, Any] | None,
 
 
 def _parse_value(name: str, value: Any) -> float | None:
+    if isinstance(value, str) and not value.strip():
+        raise InputError(f"threshold {name}= has no value", "--fail-on",
+                         f"write {name}=5% (a percentage), {name}=0.05 (a fraction) or {name}=off")
     # YAML reads a bare `off` as False (config files, --config): treat it as "off" too.
     if value is None or value is False or (
-            isinstance(value, str) and value.lower() in ("off", "none", "")):
+            isinstance(value, str) and value.lower() in ("off", "none")):
         if name in ("min_stall_per_wave", "min_share", "hotspot_share", "time_change",
                     "time_noise"):
             return 0.0

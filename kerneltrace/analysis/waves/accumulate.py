@@ -151,18 +151,13 @@ def plausible(group: Group, code_rows: int) -> bool:
     The same rules as implausible_waves, checked with a few reductions; only a group that
     fails one of them takes implausible_waves' position-by-position look (its wording).
     """
-    import numpy as np
 
-    waves = group.waves
     if (group.end < group.begin).any():
         return False
-    for values in ([wave.waitcnt_lines for wave in waves],
-                   [wave.waitcnt_producers[:, 0] for wave in waves]):
-        if any(len(value) for value in values):
-            joined = np.concatenate(values)
-            if joined.min() < 0 or joined.max() >= code_rows:
-                return False
-    if any(len(wave.timeline) and wave.timeline[:, 1].min() < 0 for wave in waves):
+    for joined in (group.wait_rows, group.wait_producers):
+        if len(joined) and (joined.min() < 0 or joined.max() >= code_rows):
+            return False
+    if len(group.timeline) and group.timeline[:, 1].min() < 0:
         return False
     if not len(group.line):
         return True
@@ -213,11 +208,10 @@ def add_group(totals: WaveTotals, waves: list[WaveFile], mfma_by_line: np.ndarra
             totals.traced_cu.setdefault(wave.se, wave.cu)
     count = len(waves)
     # Time per state and wave: one bincount over (wave, state) keys.
-    timeline_lengths = np.fromiter((len(wave.timeline) for wave in waves), np.int64, count)
     states = np.zeros((count, 5), np.int64)
-    if timeline_lengths.sum():
-        timeline = np.concatenate([wave.timeline for wave in waves])
-        owner = np.repeat(np.arange(count), timeline_lengths)
+    if len(group.timeline):
+        timeline = group.timeline
+        owner = np.repeat(np.arange(count), group.timeline_lengths)
         known = (timeline[:, 0] >= 0) & (timeline[:, 0] <= 4)
         states = np.bincount(owner[known] * 5 + timeline[known, 0], weights=timeline[known, 1],
                              minlength=5 * count).astype(np.int64).reshape(count, 5)

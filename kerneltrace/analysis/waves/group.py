@@ -31,20 +31,39 @@ class Group:
     line: np.ndarray
     begin: np.ndarray  # per wave
     end: np.ndarray  # per wave
+    timeline: np.ndarray  # (state, duration) rows of all waves
+    timeline_lengths: np.ndarray  # timeline rows per wave
+    wait_entries: np.ndarray  # waitcnt entries per wave
+    wait_rows: np.ndarray  # code row of each waitcnt entry
+    wait_offsets: np.ndarray  # each wave's CSR offsets (entries + 1 each), end to end
+    wait_producers: np.ndarray  # producer row of each (entry, producer) pair
 
     @classmethod
     def of(cls, waves: list[WaveFile]) -> Group:
         import numpy as np
 
-        lengths = np.fromiter((len(wave.instructions) for wave in waves), np.int64, len(waves))
-        start = np.zeros(len(waves), np.int64)
+        count = len(waves)
+        lengths = np.fromiter((len(wave.instructions) for wave in waves), np.int64, count)
+        start = np.zeros(count, np.int64)
         np.cumsum(lengths[:-1], out=start[1:])
         if lengths.sum():
             # one transposing copy: five contiguous columns are faster in every later pass
             columns = np.concatenate([wave.instructions for wave in waves]).T.copy()
         else:
             columns = np.zeros((5, 0), np.int64)
-        owner = np.repeat(np.arange(len(waves)), lengths)
-        begin = np.fromiter((wave.begin for wave in waves), np.int64, len(waves))
-        end = np.fromiter((wave.end for wave in waves), np.int64, len(waves))
-        return cls(waves, lengths, start, owner, *columns, begin, end)
+        owner = np.repeat(np.arange(count), lengths)
+        begin = np.fromiter((wave.begin for wave in waves), np.int64, count)
+        end = np.fromiter((wave.end for wave in waves), np.int64, count)
+
+        def joined(arrays: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
+            return np.concatenate(arrays) if arrays else np.zeros(shape, np.int64)
+
+        return cls(
+            waves, lengths, start, owner, *columns, begin, end,
+            timeline=joined([wave.timeline for wave in waves], (0, 2)),
+            timeline_lengths=np.fromiter((len(wave.timeline) for wave in waves), np.int64, count),
+            wait_entries=np.fromiter((len(wave.waitcnt_lines) for wave in waves), np.int64, count),
+            wait_rows=joined([wave.waitcnt_lines for wave in waves], (0,)),
+            wait_offsets=joined([wave.waitcnt_offsets for wave in waves], (0,)),
+            wait_producers=joined([wave.waitcnt_producers[:, 0] for wave in waves], (0,)),
+        )

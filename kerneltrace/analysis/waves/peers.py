@@ -138,17 +138,16 @@ def _covered(keys, starts, ends, q_keys, q_from, q_to):
     e = ends - low + keys * span
     prefix = np.concatenate(([0], np.cumsum(e - s)))
 
+    a = q_from - low + q_keys * span
+    b = np.maximum(q_to, q_from) - low + q_keys * span
+    # a start past every query: the interval after the last one covers nothing of any query
+    s = np.append(s, max(int(s.max()), int(b.max())) + 1)
+
     def until(t):
         # covered cycles of the key's intervals before time t (t already shifted)
         done = np.searchsorted(e, t, side="right")
-        partial = np.zeros(len(t), np.int64)
-        inside = done < len(s)
-        idx = done[inside]
-        partial[inside] = np.clip(t[inside] - s[idx], 0, None)
-        return prefix[done] + partial
+        return prefix[done] + np.maximum(t - s[done], 0)
 
-    a = q_from - low + q_keys * span
-    b = np.maximum(q_to, q_from) - low + q_keys * span
     return until(b) - until(a)
 
 
@@ -262,6 +261,32 @@ def merge_peers(into: PeerTotals, other: PeerTotals) -> None:
         into.barrier_waits.setdefault(row, []).extend(per_wave)
 
 
+TOP_LINES = 32
+
+
+def _line_costs(cost, non_hidden, rows: dict) -> list[dict]:
+    """Cost and non-hidden cost per innermost source line (`<unmapped>` for rows without one)."""
+    import numpy as np
+
+    from kerneltrace.sourceloc import UNMAPPED, innermost_location
+
+    names: dict[str, int] = {}
+    owner = np.full(len(cost), -1, np.int64)
+    for index, row in rows.items():
+        if index < len(cost):
+            location = innermost_location(row.source or "") or UNMAPPED
+            owner[index] = names.setdefault(location, len(names))
+    known = owner >= 0
+    if not known.any():
+        return []
+    by_cost = np.bincount(owner[known], weights=cost[known], minlength=len(names))
+    by_hidden = np.bincount(owner[known], weights=non_hidden[known], minlength=len(names))
+    order = np.argsort(-by_cost, kind="stable")[:TOP_LINES]
+    locations = list(names)
+    return [{"location": locations[i], "cost_cycles": int(by_cost[i]),
+             "non_hidden_cycles": int(by_hidden[i])} for i in order.tolist() if by_cost[i] > 0]
+
+
 def peer_summary(peers: PeerTotals, rows: dict) -> dict:
     """The `peers` object of `waves` (docs/waves-json.md)."""
     import numpy as np
@@ -287,6 +312,7 @@ def peer_summary(peers: PeerTotals, rows: dict) -> dict:
             "per_hit_p50": _percentile(peers.histogram[index], 0.5),
             "per_hit_p90": _percentile(peers.histogram[index], 0.9),
         })
+    lines = _line_costs(peers.cost, non_hidden, rows)
     barriers = []
     for index, per_wave in sorted(peers.barrier_waits.items()):
         means = np.array([total / n for total, n in per_wave if n])
@@ -317,6 +343,7 @@ def peer_summary(peers: PeerTotals, rows: dict) -> dict:
         "non_hidden_cycles": int(non_hidden.sum()),
         "non_hidden_share": round(int(non_hidden.sum()) / total_cost, 4) if total_cost else None,
         "instructions": instructions,
+        "lines": lines,
         "barriers": barriers,
         "barrier_imbalance": round(weighted / barrier_cycles, 4) if barrier_cycles else None,
     }

@@ -51,12 +51,11 @@ def attribute_waits(waits: WaitTotals, group: Group) -> None:
     from kerneltrace.analysis.waves.group import Group
 
     waves = group.waves
-    entry_counts = np.fromiter((len(wave.waitcnt_lines) for wave in waves), np.int64, len(waves))
-    if not entry_counts.sum():
+    entry_counts = group.wait_entries
+    if not len(group.wait_rows):
         return
     line, stall, owner = group.line, group.stall, group.owner
-    wait_rows = np.concatenate([wave.waitcnt_lines for wave in waves])
-    producers = np.concatenate([wave.waitcnt_producers[:, 0] for wave in waves])
+    wait_rows, producers = group.wait_rows, group.wait_producers
     rows = int(max(line.max(initial=0), producers.max(initial=0), wait_rows.max(initial=0))) + 1
     n = len(line)
     if len(waves) * rows * (n + 1) >= 1 << 62:  # keys would overflow int64: split the group
@@ -65,8 +64,7 @@ def attribute_waits(waits: WaitTotals, group: Group) -> None:
         attribute_waits(waits, Group.of(waves[half:]))
         return
     # producers per entry: the offsets of all waves end to end, minus each wave's boundary step
-    offsets = np.concatenate([wave.waitcnt_offsets for wave in waves])
-    pair_counts = np.diff(offsets)
+    pair_counts = np.diff(group.wait_offsets)
     inside = np.ones(len(pair_counts), bool)
     inside[np.cumsum(entry_counts + 1)[:-1] - 1] = False
     pair_counts = pair_counts[inside]

@@ -6,7 +6,12 @@ from collections.abc import Callable
 
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, dedupe_ids, merge_duplicates, sort_findings
-from kerneltrace.plan.gains import bound_findings, defer_to_verdict, overlap_groups
+from kerneltrace.plan.gains import (
+    bound_findings,
+    defer_to_verdict,
+    one_high_per_line,
+    overlap_groups,
+)
 from kerneltrace.plan.rules.entry_line import entry_line_artifact
 from kerneltrace.plan.rules.hazards import nop_hazards
 from kerneltrace.plan.rules.kernel_wide import (
@@ -18,9 +23,9 @@ from kerneltrace.plan.rules.lds_scalar_patterns import lds_read_before_mfma, sca
 from kerneltrace.plan.rules.line_hotspot import top_line_hotspots
 from kerneltrace.plan.rules.memory import memory_verdict
 from kerneltrace.plan.rules.mfma_chain import mfma_dependency_chain
-from kerneltrace.plan.rules.regions import region_hotspots
+from kerneltrace.plan.rules.regions import glue_line_loads, region_hotspots
 from kerneltrace.plan.rules.spills import register_spills, spills_first
-from kerneltrace.plan.rules.verdict_rules import prologue_setup, streaming_kernel
+from kerneltrace.plan.rules.verdict_rules import narrow_loads, prologue_setup, streaming_kernel
 from kerneltrace.plan.rules.vmem_patterns import loads_in_mfma_loop, vmem_queue_burst
 from kerneltrace.plan.rules.waves import sharpen_with_waves, waves_evidence
 
@@ -32,6 +37,7 @@ RULES: list[Rule] = [
     register_spills,
     streaming_kernel,
     prologue_setup,
+    narrow_loads,
     loads_in_mfma_loop,
     vmem_queue_burst,
     lds_read_before_mfma,
@@ -43,6 +49,7 @@ RULES: list[Rule] = [
     memory_verdict,
     no_source_mapping,
     nop_hazards,
+    glue_line_loads,
     region_hotspots,
     waves_evidence,
 ]
@@ -71,6 +78,7 @@ def run_all(ctx: PlanContext, rules: list[Rule] | None = None) -> list[Finding]:
     findings = dedupe_ids(spills_first(sort_findings(findings)))
     overlap_groups(findings)
     defer_to_verdict(findings)
+    one_high_per_line(findings)
     findings = spills_first(sort_findings(findings))
     overlap_groups(findings)
     return findings

@@ -102,3 +102,36 @@ def prologue_setup(ctx: PlanContext) -> list[Finding]:
         location=None,
         effort="medium",
     )]
+
+
+NARROW_BYTES_PER_LANE = 2  # ushort/ubyte loads: one 16-bit element per lane per instruction
+NARROW_MIN_SHARE = 0.1
+
+
+def narrow_loads(ctx: PlanContext) -> list[Finding]:
+    """MEM-narrow-loads: sub-dword vector loads (one bf16/fp16/byte element per lane) hold much
+    of the stall: each instruction moves 64–128 bytes per wave, so the memory pipe issues many
+    small requests; widen them (several elements per lane)."""
+    narrow = [ins for ins in ctx.program_order
+              if ins.get("type") == isa.VMEM_LOAD and ins.get("hits")
+              and (load_bytes(ins["asm"]) or 1 << 30) <= NARROW_BYTES_PER_LANE * LANES]
+    stall = sum(ins.get("stall_cycles") or 0 for ins in narrow)
+    share = ctx.share(stall)
+    if share < NARROW_MIN_SHARE:
+        return []
+    narrow.sort(key=lambda ins: -(ins.get("stall_cycles") or 0))
+    return [Finding.for_share(
+        "MEM-narrow-loads", _user_location(ctx, narrow), share,
+        title=f"Sub-dword vector loads ({isa.opcode(narrow[0]['asm'])}) hold {share:.0%} of stall",
+        estimated_gain=hiding_gain(share, 0.3, 0.7, "the narrow loads' stall (fewer, wider "
+                                   "requests)"),
+        root_cause=(f"{len(narrow)} load instruction(s) move {load_bytes(narrow[0]['asm'])} bytes "
+                    "per wave each (one 8/16-bit element per lane): the kernel issues 4–8× more "
+                    "memory instructions than 16-byte loads would, and each waits the full latency."),
+        fix=("Load several elements per lane with one instruction: `buffer_load_dwordx4` (8 bf16 "
+             "per lane) over a contiguous chunk per thread, then unpack in registers."),
+        schematic="x8 = load_b128(row + 8*lane)   # 8 bf16 per lane, one request\n"
+                  "for i in range(8): use(x8[i])",
+        evidence=[ctx.evidence(ins, "narrow load") for ins in narrow[:5]],
+        effort="medium",
+    )]
