@@ -1,11 +1,24 @@
 #!/usr/bin/env python3
-"""Pipeline orchestration overhead: use 4 (no config) and use 1 (cmd= on the rocprofv3 test double),
-full run and no-op re-run, against `snakemake --version` (Snakemake's fixed start-up) in the same run."""
+"""Pipeline cost against the work it does, measured in one run (docs: bench/README.md).
+
+Sections (each prints a Markdown table; all ratios are against baselines timed in the same run):
+* ``--captures DIR`` (default ../shared/captures when present): ``snakemake -c2 --config dir=DIR``
+  from scratch against Snakemake's start-up + the same per-dispatch analyses run in ONE process +
+  the plan rendered by its CLI; and the no-op re-run against Snakemake's start-up.
+* ``--scale N ...``: N synthetic dispatch dirs (the project's generator) through ``dir=``: wall
+  time per dispatch and the peak RSS of the largest process of the run (Snakemake included).
+* ``--slurm N``: dry run of N synthetic dispatch dirs through ``profiles/slurm``: how many
+  cluster jobs (groups) it would submit.
+* ``--uses``: use 4 (bundled example) and use 1 (``cmd=`` on the rocprofv3 test double).
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -14,40 +27,194 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "captures"
 
 
-def timed(argv: list[str], env: dict[str, str]) -> float:
+def timed(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> float:
     start = time.perf_counter()
-    subprocess.run(argv, env=env, check=True, capture_output=True)
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode:
+        sys.exit(f"error: {' '.join(argv[:6])} ... failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return time.perf_counter() - start
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="bench_pipeline_"))
+def timed_rss(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of the largest process in the child's tree."""
+    wrapper = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
+               "r = subprocess.run(sys.argv[1:], capture_output=True); "
+               "w = time.perf_counter() - t; "
+               "m = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss; "
+               "sys.stderr.buffer.write(r.stderr[-3000:]) if r.returncode else None; "
+               "print(w, m); sys.exit(r.returncode)")
+    done = subprocess.run([sys.executable, "-c", wrapper, *argv], env=env, capture_output=True,
+                          text=True, check=False)
+    if done.returncode:
+        sys.exit(f"error: {' '.join(argv[:6])} ... failed:\n{done.stderr}")
+    wall, rss_kb = done.stdout.split()
+    return float(wall), float(rss_kb) / 1024
+
+
+def smk(*args: str) -> list[str]:
+    return [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-c", "2", *args]
+
+
+def analyse_all(root: Path, out: Path) -> int:
+    """The baseline: every dispatch dir analysed in this one process, as the pipeline would."""
+    sys.path.insert(0, str(REPO))
+    from kerneltrace.atomic import write_json, write_text
+    from kerneltrace.hotspot_report import run_analysis
+    from kerneltrace.model.dispatchdir import find_dispatch_dirs
+    from kerneltrace.render.text import render_text
+
+    out.mkdir(parents=True, exist_ok=True)
+    for number, item in enumerate(find_dispatch_dirs(root).kept):
+        result = run_analysis(str(item.path), kernel_trace_csv=item.kernel_trace_csv,
+                              agent_info_csv=item.agent_info_csv, waves=item.wave_files > 0)
+        write_json(out / f"d{number:03d}.json", result.document)
+        write_text(out / f"d{number:03d}.txt", render_text(result.document, topk=15)[0])
+    return 0
+
+
+def baseline_parts(root: Path, work: Path) -> tuple[float, float, float]:
+    """Snakemake start-up, the analyses in one process, the plan CLI (seconds)."""
+    startup = timed([*smk()[:3], "--version"])
+    analysed = work / "one_process"
+    shutil.rmtree(analysed, ignore_errors=True)
+    analyses = timed([sys.executable, __file__, "--analyse-all", str(root), str(analysed)])
+    docs = sorted(str(p) for p in analysed.glob("*.json"))
+    plan = timed([sys.executable, str(REPO / "scripts" / "render_plan.py"), "--hotspots", *docs,
+                  "--out-dir", str(work / "one_process_plan"), "--run", "bench", "--charts"])
+    return startup, analyses, plan
+
+
+def captures_section(root: Path, repeat: int, work: Path) -> None:
+    rows: dict[str, list[float]] = {k: [] for k in (
+        "snakemake --version (start-up)", "analyses in one process", "plan CLI",
+        "baseline = start-up + analyses + plan", "pipeline from scratch", "no-op re-run")}
+    for number in range(repeat):
+        startup, analyses, plan = baseline_parts(root, work)
+        target = work / f"captures_{number}"
+        full = timed(smk("-d", str(target), "--config", f"dir={root}"))
+        noop = timed(smk("-d", str(target), "--config", f"dir={root}"))
+        for key, value in zip(rows, (startup, analyses, plan, startup + analyses + plan, full, noop),
+                              strict=True):
+            rows[key].append(value)
+    med = {key: statistics.median(values) for key, values in rows.items()}
+    base, start = med["baseline = start-up + analyses + plan"], med["snakemake --version (start-up)"]
+    print(f"\n### dir={root} (n={repeat}, medians)\n\n| measurement | s | ratio |\n|---|---|---|")
+    for key, value in med.items():
+        ratio = ""
+        if key == "pipeline from scratch":
+            ratio = f"{value / base:.2f}× baseline (target ≤ 1.5×)"
+        elif key == "no-op re-run":
+            ratio = f"{value / start:.2f}× start-up (target ≤ 1.2×)"
+        print(f"| {key} | {value:.2f} | {ratio} |")
+
+
+def synthetic_tree(root: Path, count: int, per_folder: int = 50) -> Path:
+    """``count`` synthetic dispatch dirs in folders of ``per_folder`` (one rocprofv3 ATT run each)."""
+    sys.path.insert(0, str(REPO))
+    from kerneltrace import synth
+
+    template = root / "_template"
+    if not template.exists():
+        synth.write_att_run(template, [synth.demo_gemm()], calls=1)
+    tree = root / f"batch_{count}"
+    if tree.exists():
+        return tree
+    made = 0
+    folder = 0
+    while made < count:
+        run = tree / f"run_{folder:03d}"
+        run.mkdir(parents=True)
+        for path in template.iterdir():
+            if path.is_file():
+                shutil.copy2(path, run / path.name)
+        source = next(p for p in template.iterdir() if p.is_dir())
+        for number in range(min(per_folder, count - made)):
+            name = re.sub(r"dispatch_\d+", f"dispatch_{number + 1}", source.name)
+            shutil.copytree(source, run / name)
+            made += 1
+        folder += 1
+    return tree
+
+
+def scale_section(counts: list[int], work: Path) -> None:
+    print("\n### synthetic batches through dir= (from scratch, -c2)\n")
+    print("| dispatch dirs | wall s | s per dispatch | peak RSS MB (largest process) |\n|---|---|---|---|")
+    for count in counts:
+        tree = synthetic_tree(work / "synthetic", count)
+        target = work / f"scale_{count}"
+        shutil.rmtree(target, ignore_errors=True)
+        wall, rss = timed_rss(smk("-d", str(target), "--config", f"dir={tree}"))
+        print(f"| {count} | {wall:.1f} | {wall / count:.3f} | {rss:.0f} |")
+
+
+def slurm_section(count: int, work: Path) -> None:
+    tree = synthetic_tree(work / "synthetic", count)
+    target = work / f"slurm_{count}"
+    target.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(target),
+            "-n", "--workflow-profile", str(REPO / "profiles" / "slurm"), "--config", f"dir={tree}"]
+    # The dispatches checkpoint runs first (a dry run cannot look past it): run it for real.
+    subprocess.run([*smk("-d", str(target), "--config", f"dir={tree}"), "--until", "dispatches"],
+                   check=True, capture_output=True)
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    text = done.stdout + done.stderr
+    jobs = re.search(r"^total\s+(\d+)", text, re.M)
+    groups = len(set(re.findall(r"group job (\S+)", text))) or len(re.findall(r"^\[.*\]\ngroup", text))
+    print(f"\n### profiles/slurm dry run, {count} synthetic dispatch dirs\n")
+    print(f"jobs in the DAG: {jobs.group(1) if jobs else '?'}; group jobs (one cluster job each): "
+          f"{groups}; exit {done.returncode}")
+
+
+def uses_section(repeat: int, work: Path) -> None:
     lib = work / "lib"
-    lib.mkdir()
+    lib.mkdir(exist_ok=True)
     (lib / "librocprof-trace-decoder.so").write_text("")
     env = {**os.environ, "PATH": f"{REPO / 'tests' / 'rocprofv3_double'}{os.pathsep}{os.environ['PATH']}",
            "ROCPROF_ATT_LIBRARY_PATH": str(lib)}
-    smk = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-c", "2"]
     rows: dict[str, list[float]] = {"snakemake --version (baseline)": [], "use 4 full run": [],
                                     "use 4 no-op re-run": [], "use 1 full run (double)": [],
                                     "use 1 no-op re-run": []}
-    for number in range(args.repeat):
-        rows["snakemake --version (baseline)"].append(timed([*smk[:3], "--version"], env))
+    for number in range(repeat):
+        rows["snakemake --version (baseline)"].append(timed([*smk()[:3], "--version"], env))
         d4, d1 = work / f"u4_{number}", work / f"u1_{number}"
-        rows["use 4 full run"].append(timed([*smk, "-d", str(d4)], env))
-        rows["use 4 no-op re-run"].append(timed([*smk, "-d", str(d4)], env))
-        rows["use 1 full run (double)"].append(timed([*smk, "-d", str(d1), "--config", "cmd=true"], env))
-        rows["use 1 no-op re-run"].append(timed([*smk, "-d", str(d1), "--config", "cmd=true"], env))
+        rows["use 4 full run"].append(timed(smk("-d", str(d4)), env))
+        rows["use 4 no-op re-run"].append(timed(smk("-d", str(d4)), env))
+        rows["use 1 full run (double)"].append(timed(smk("-d", str(d1), "--config", "cmd=true"), env))
+        rows["use 1 no-op re-run"].append(timed(smk("-d", str(d1), "--config", "cmd=true"), env))
     base = statistics.median(rows["snakemake --version (baseline)"])
-    print(f"| measurement | median s (n={args.repeat}) | × baseline |\n|---|---|---|")
+    print(f"\n### uses 4 and 1\n\n| measurement | median s (n={repeat}) | × baseline |\n|---|---|---|")
     for name, values in rows.items():
         median = statistics.median(values)
         print(f"| {name} | {median:.2f} | {median / base:.1f}× |")
+
+
+def main() -> int:
+    if len(sys.argv) == 4 and sys.argv[1] == "--analyse-all":
+        return analyse_all(Path(sys.argv[2]), Path(sys.argv[3]))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--captures", type=Path, default=SHARED if SHARED.is_dir() else None)
+    parser.add_argument("--scale", type=int, nargs="*", default=[], help="e.g. 50 125 250 500")
+    parser.add_argument("--slurm", type=int, default=0, help="dispatch dirs for the SLURM dry run")
+    parser.add_argument("--uses", action="store_true", help="also time uses 4 and 1")
+    parser.add_argument("--work", type=Path, help="scratch folder (default: a new temp dir)")
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench_pipeline_"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"load average at start: {os.getloadavg()[0]:.1f}; scratch {work}")
+    if args.captures:
+        captures_section(args.captures.resolve(), args.repeat, work)
+    if args.scale:
+        scale_section(args.scale, work)
+    if args.slurm:
+        slurm_section(args.slurm, work)
+    if args.uses:
+        uses_section(args.repeat, work)
+    print(f"\nload average at end: {os.getloadavg()[0]:.1f}; max RSS of this process "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     return 0
 
 

@@ -10,8 +10,12 @@ page cache and the numpy import are not charged to the first contender:
   * analyze_waves() CPU time on the same dir;
   * peak RSS of analyze_waves in a fresh subprocess per capture (VmHWM), and of a bare
     subprocess that only imports numpy + kerneltrace (the floor);
-  * a synthetic capture (kerneltrace.synth.demo_large) at scale 1 and scale 10: time and RSS.
-Usage: python bench/bench_waves.py [--repeat 3] [--scales 1 10]
+  * a synthetic capture (kerneltrace.synth.demo_large) at scale 1 and scale 10: time and RSS;
+  * end to end (--e2e): wall time of `scripts/hotspot_analyzer.py DIR --waves --json OUT` (a fresh
+    interpreter: start-up, imports, code.json, hotspots, waves, JSON written) against json.loads
+    of the same wave files in this process, interleaved, best of --repeat each, on a large
+    synthetic 32-wave gfx942 GEMM (--gemm-mb MB of wave files) and the largest shared captures.
+Usage: python bench/bench_waves.py [--repeat 3] [--scales 1 10] [--e2e] [--e2e-only]
 """
 
 from __future__ import annotations
@@ -122,6 +126,75 @@ def speeds(m: dict) -> str:
             f"{m['json_s'] / m['numpy_s']:.1f}x | {m['numpy_s'] / m['reader_s']:.1f}x")
 
 
+def end_to_end(directory: Path, repeat: int) -> dict:
+    """Wall and CPU time of the --waves CLI on `directory` vs json.loads of its wave files.
+
+    Interleaved (CLI, json.loads, CLI, ...) so that both see the same machine load; best of
+    `repeat` each. The CLI's CPU time is the child's user + system time (all its processes).
+    """
+    from kerneltrace.readers.wavefile.reader import wave_files
+
+    paths = wave_files(directory)
+    size = sum(path.stat().st_size for path in paths)
+    script = ROOT / "scripts" / "hotspot_analyzer.py"
+
+    def plain_json() -> None:
+        for path in paths:
+            json.loads(path.read_bytes())
+
+    best = {"cli_s": float("inf"), "cli_cpu_s": float("inf"), "json_s": float("inf")}
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, str(script), str(directory), "--waves", "--json",
+                   str(Path(tmp) / "out.json")]
+        # bytecode caching as a user has it (this workplace may set PYTHONDONTWRITEBYTECODE)
+        env = {key: value for key, value in os.environ.items()
+               if key != "PYTHONDONTWRITEBYTECODE"}
+        for attempt in range(repeat + 1):  # the first round warms the page cache and .pyc files
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            done = subprocess.run(command, capture_output=True, text=True, env=env)
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if done.returncode != 0:
+                raise SystemExit(f"CLI failed on {directory}: {done.stderr.strip()[-400:]}")
+            start = time.perf_counter()
+            plain_json()
+            json_wall = time.perf_counter() - start
+            if attempt:
+                cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+                best["cli_s"] = min(best["cli_s"], wall)
+                best["cli_cpu_s"] = min(best["cli_cpu_s"], cpu)
+                best["json_s"] = min(best["json_s"], json_wall)
+    return {"files": len(paths), "mb": size / 1e6, **best}
+
+
+def large_gemm(parent: Path, megabytes: float) -> Path:
+    """A synthetic 32-wave gfx942 GEMM dispatch dir with about `megabytes` MB of wave files."""
+    from kerneltrace.synth import demo_gemm, write_dispatch_dir
+
+    # one loop iteration is ~740 bytes per wave file (4 SE x 4 SIMD x 2 slots = 32 waves)
+    iterations = max(8, int(megabytes * 1e6 / 32 / 740))
+    return write_dispatch_dir(parent / "gemm32", demo_gemm("gfx942", iterations=iterations,
+                                                           shader_engines=4, waves_per_slot=1))
+
+
+def e2e_section(targets: dict[str, Path], repeat: int, gemm_mb: float) -> None:
+    """Print the end-to-end table (see the module docstring)."""
+    print("\nend to end: scripts/hotspot_analyzer.py DIR --waves --json OUT (wall, fresh "
+          "interpreter) vs json.loads of the same wave files (wall, in this process)")
+    print("| capture | files | MB | CLI s | CLI CPU s | CLI MB/s | json.loads s | json.loads MB/s "
+          "| CLI / json.loads |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        everything = {f"synthetic 32-wave gfx942 GEMM (~{gemm_mb:.0f} MB)":
+                      large_gemm(Path(tmp), gemm_mb), **targets}
+        for name, directory in everything.items():
+            m = end_to_end(directory, repeat)
+            print(f"| {name} | {m['files']} | {m['mb']:.1f} | {m['cli_s']:.3f} | "
+                  f"{m['cli_cpu_s']:.3f} | {m['mb'] / m['cli_s']:.0f} | {m['json_s']:.3f} | "
+                  f"{m['mb'] / m['json_s']:.0f} | {m['cli_s'] / m['json_s']:.2f}x |", flush=True)
+
+
 def child_rss(directory: Path | None) -> float:
     """Peak RSS (MB) of a fresh process running analyze_waves (None: imports only)."""
     code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
@@ -147,12 +220,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 10])
+    parser.add_argument("--e2e", action="store_true", help="add the end-to-end CLI table")
+    parser.add_argument("--e2e-only", action="store_true", help="only the end-to-end CLI table")
+    parser.add_argument("--gemm-mb", type=float, default=35.0,
+                        help="wave-file MB of the synthetic GEMM of the end-to-end table")
     args = parser.parse_args(argv)
 
     targets = {name: path for name, path in NAMED.items() if path.is_dir()}
     largest = largest_shared_dir()
     if largest is not None:
         targets[f"largest other: {largest.name}"] = largest
+    if args.e2e or args.e2e_only:
+        e2e_section(targets, args.repeat, args.gemm_mb)
+        if args.e2e_only:
+            return 0
     from kerneltrace.readers.wavefile.simd import simd_reader
 
     active = "pysimdjson (simd)" if simd_reader() is not None else "numpy (pysimdjson unavailable)"

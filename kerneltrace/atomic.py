@@ -1,39 +1,256 @@
-"""Atomic file writes: write to a temporary sibling, fsync, then rename over the target."""
+"""The one output writer: atomic replace of regular files, streaming to devices/FIFOs/stdout, refusals.
+
+* A regular file, or a path that does not exist yet, is written to a temporary sibling, fsynced and
+  renamed over the target, so readers never see half a file. The file gets the mode a plain
+  ``open(path, "w")`` would give (0666 minus the umask), also when it replaces an older file.
+* A symlink is resolved first: its final target is replaced atomically and the link stays a link.
+* A character device (``/dev/null``, a tty) or a FIFO is opened and written to directly (no temp
+  file, nothing renamed): replacing it would delete the device or FIFO.
+* ``-`` is standard output.
+* A directory, a socket or a block device is refused with an ``InputError`` (one ``error:`` line).
+
+``write_many`` stages every regular-file output first and renames only when all are staged, so a
+failure while preparing the outputs leaves the previous set whole. ``replace_dir`` promotes a
+finished staging directory. ``refuse_input_overwrite`` keeps a CLI from writing over its inputs.
+Nothing else in the package or the scripts renames outputs into place.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import shutil
+import stat
+import sys
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kerneltrace.errors import InputError
 
-def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (readers never see a half-written file)."""
+STDOUT = "-"
+_FIX = "name a regular file (or a path that does not exist yet), a character device, a FIFO or '-'"
+
+
+def output_mode() -> int:
+    """The permission bits a newly created file gets under the current umask (0644 with umask 022)."""
+    mask = _current_umask()
+    return 0o666 & ~mask
+
+
+def _current_umask() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # no read-only query exists; set and restore at once
+    os.umask(mask)
+    return mask
+
+
+def resolve_output(path: str | os.PathLike[str]) -> Path:
+    """The file a write to ``path`` lands in: a symlink's final target, otherwise ``path`` itself."""
     target = Path(path)
+    if target.is_symlink():
+        resolved = Path(os.path.realpath(target))
+        if resolved.is_symlink():  # realpath gave up: a loop
+            raise InputError("output path is a symlink loop", str(path), _FIX)
+        return resolved
+    return target
+
+
+def _is_stream(target: Path) -> bool:
+    """True for a character device or FIFO, False for a regular file or a new path; raises otherwise."""
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as err:
+        raise InputError(f"cannot use as an output: {err.strerror}", str(target), _FIX) from None
+    if stat.S_ISREG(mode):
+        return False
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return True
+    kind = ("a directory" if stat.S_ISDIR(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "not a regular file")
+    raise InputError(f"output path is {kind}; refusing to write there", str(target), _FIX)
+
+
+def _stream(target: Path, data: bytes) -> None:
+    fd = os.open(target, os.O_WRONLY | os.O_NOCTTY)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def _stage(target: Path, data: bytes) -> str:
+    """Write ``data`` to a fsynced temporary sibling of ``target`` with the umask's mode; its path."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), output_mode())
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+    except BaseException:
+        _unlink(tmp)
+        raise
+    return tmp
+
+
+def _unlink(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+
+
+def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` (see the module docstring for what each kind of path gets)."""
+    if os.fspath(path) == STDOUT:
+        out = sys.stdout
+        if hasattr(out, "buffer"):
+            out.flush()
+            out.buffer.write(data)
+            out.buffer.flush()
+        else:  # a text-only stream (a test's StringIO)
+            out.write(data.decode("utf-8"))
+        return Path(STDOUT)
+    target = resolve_output(path)
+    if _is_stream(target):
+        _stream(target, data)
+        return target
+    tmp = _stage(target, data)
+    try:
         os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        _unlink(tmp)
         raise
     return target
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> Path:
-    """Write UTF-8 text atomically."""
+    """Write UTF-8 text (see ``write_bytes``)."""
     return write_bytes(path, text.encode("utf-8"))
 
 
+def finite_json(obj: Any, path: str = "$") -> tuple[Any, list[str]]:
+    """``obj`` with every NaN/Infinity float replaced by null, and the JSON paths replaced."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None, [path]
+    if isinstance(obj, dict):
+        out, paths = {}, []
+        for key, value in obj.items():
+            out[key], found = finite_json(value, f"{path}.{key}")
+            paths += found
+        return out, paths
+    if isinstance(obj, (list, tuple)):
+        items, paths = [], []
+        for index, value in enumerate(obj):
+            item, found = finite_json(value, f"{path}[{index}]")
+            items.append(item)
+            paths += found
+        return items, paths
+    return obj, []
+
+
+def json_text(obj: Any) -> str:
+    """The JSON text every output uses: indented, trailing newline, never NaN or Infinity.
+
+    A non-finite number becomes null; a top-level object's ``warnings`` list says where and why."""
+    try:
+        return json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n"
+    except ValueError:
+        pass  # a NaN or infinity somewhere: walk the document (only then, it is slower)
+    clean, paths = finite_json(obj)
+    if paths and isinstance(clean, dict):
+        note = (f"{len(paths)} value(s) were not finite numbers (NaN or infinity) and are null: "
+                + ", ".join(paths[:5]) + (", ..." if len(paths) > 5 else ""))
+        key = "warnings" if isinstance(clean.get("warnings", []), list) else "non_finite_values"
+        clean[key] = [*clean.get(key, []), note]
+    return json.dumps(clean, indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
 def write_json(path: str | os.PathLike[str], obj: Any) -> Path:
-    """Write JSON (indented, trailing newline) atomically."""
-    return write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+    """Write JSON (indented, trailing newline; see ``write_bytes``)."""
+    return write_text(path, json_text(obj))
+
+
+def write_many(outputs: Mapping[str | os.PathLike[str], bytes | str]) -> list[Path]:
+    """Write several outputs all-or-nothing for the regular files: stage every one, then rename.
+
+    A failure before the renames (disk full, a refused path) leaves every previous output whole."""
+    plan: list[tuple[Path, bytes, bool]] = []
+    for path, data in outputs.items():
+        payload = data.encode("utf-8") if isinstance(data, str) else data
+        if os.fspath(path) == STDOUT:
+            plan.append((Path(STDOUT), payload, True))
+            continue
+        target = resolve_output(path)
+        plan.append((target, payload, _is_stream(target)))
+    staged: list[tuple[str, Path]] = []
+    try:
+        for target, payload, streamed in plan:
+            if not streamed:
+                staged.append((_stage(target, payload), target))
+    except BaseException:
+        for tmp, _target in staged:
+            _unlink(tmp)
+        raise
+    for tmp, target in staged:
+        os.replace(tmp, target)
+    for target, payload, streamed in plan:
+        if streamed:
+            write_bytes(target, payload)
+    return [target for target, _payload, _streamed in plan]
+
+
+def replace_dir(staging: Path, target: Path) -> None:
+    """Rename the finished directory ``staging`` over ``target`` (a crash leaves one complete copy)."""
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise InputError("output directory path exists and is not a directory", str(target),
+                         "remove it or choose another output directory")
+    if not target.exists():
+        os.replace(staging, target)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+    os.replace(target, old / "d")
+    os.replace(staging, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def refuse_input_overwrite(outputs: Iterable[str | os.PathLike[str] | None],
+                           inputs: Iterable[str | os.PathLike[str] | None]) -> None:
+    """Raise InputError when an output would land on an input file or inside an input directory.
+
+    Paths are compared after resolving symlinks, and existing files also by device and inode
+    (hard links). ``None`` and ``-`` entries are ignored."""
+    given = [Path(p) for p in inputs if p is not None and os.fspath(p) != STDOUT]
+    resolved_inputs = [(p, Path(os.path.realpath(p))) for p in given]
+    for output in outputs:
+        if output is None or os.fspath(output) == STDOUT:
+            continue
+        out = Path(os.path.realpath(output))
+        out_id = _identity(out)
+        if out_id is not None and stat.S_ISCHR(os.stat(out).st_mode):
+            continue  # /dev/null and friends are never inputs worth protecting
+        for original, real in resolved_inputs:
+            same = out == real or (out_id is not None and out_id == _identity(real))
+            inside = real.is_dir() and real in out.parents
+            if same or inside:
+                where = "the same file as" if same else "inside the input directory"
+                raise InputError(f"output {output} is {where} input {original}; refusing to overwrite an input",
+                                 str(output), "write the output somewhere else")

@@ -10,8 +10,6 @@ from kerneltrace import __version__
 from kerneltrace.analysis.costs import cost_summary
 from kerneltrace.analysis.dispatch_inputs import (
     check_not_empty,
-    find_agents,
-    find_metadata,
     kernel_groups,
     select_kernel,
 )
@@ -22,9 +20,10 @@ from kerneltrace.analysis.hotspots import (
     instruction_stats,
 )
 from kerneltrace.errors import InputError
+from kerneltrace.model.dispatchdir import parse_dispatch_name
+from kerneltrace.model.metadata import find_metadata
 from kerneltrace.readers.codejson import PC_SAMPLING_REASONS, CodeRow, CodeTable, read_code_json
 from kerneltrace.readers.csvs import AgentInfo, KernelTraceRow
-from kerneltrace.readers.dispatch import parse_dispatch_name
 from kerneltrace.readers.snapshots import SourceIndex, read_snapshots
 
 SCHEMA = "kerneltrace.hotspots/1"
@@ -218,8 +217,14 @@ def run_analysis(
         )
 
     name = parse_dispatch_name(directory)
-    trace_row, join = find_metadata(directory, name.id, kernel_trace_csv and Path(kernel_trace_csv), group, kernel, warnings)
-    agents, agent_csv = find_agents(directory, agent_info_csv and Path(agent_info_csv), trace_row)
+    metadata = find_metadata(
+        directory, name.id, [n for n in (group.symbol, group.name) if n],
+        kernel_trace_csv=kernel_trace_csv and Path(kernel_trace_csv),
+        agent_info_csv=agent_info_csv and Path(agent_info_csv), kernel_filter=kernel,
+    )
+    warnings.extend(metadata.warnings)
+    trace_row, join = metadata.trace.row, metadata.trace.join
+    agents, agent_csv = metadata.agents, metadata.agent_csv
     arch_section, spec = _arch_section(arch, agents, list(dict.fromkeys(row.asm for row in rows)), warnings)
     if arch_section["name"] is None:
         warnings.append(

@@ -7,11 +7,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 
 from kerneltrace.analysis.compare.document import DEFAULT_THRESHOLDS, parse_thresholds  # noqa: E402
 from kerneltrace.analysis.compare.inputs import compare_sides, load_side  # noqa: E402
-from kerneltrace.atomic import write_json, write_text  # noqa: E402
+from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text  # noqa: E402
+from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
 
 EXIT_REGRESSED = 1
@@ -20,10 +20,11 @@ EXIT_REGRESSED = 1
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="compare.py",
-        description="Before/after comparison of two captures: stall deltas per total, type, "
-                    "source line and aligned instruction, new/vanished hotspots, occupancy and "
-                    "L2 changes, and a verdict. Exit 0 = not regressed, 1 = regressed beyond "
-                    "the thresholds, 2 = bad input.",
+        description="Before/after comparison of two captures: estimated kernel-time change "
+                    "(band and basis), stall deltas per total, type, source line and aligned "
+                    "instruction, new/vanished hotspots, occupancy and L2 changes, and a verdict "
+                    "that follows the time estimate. Exit 0 = not regressed, 1 = regressed, "
+                    "2 = bad input.",
         epilog="BEFORE/AFTER: a hotspot JSON, a ui_output_agent_*_dispatch_* dir (analyzed "
                "in-process), a run's reports/{run}/summary.json or reports/{run}/ folder, or a "
                "reports/ folder (runs matched by name).")
@@ -33,11 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write the kerneltrace.compare/1 document ('-' = stdout)")
     parser.add_argument("--markdown", metavar="PATH", type=Path, help="write a Markdown report")
     parser.add_argument("--fail-on", metavar="SPEC", default="",
-                        help="thresholds, e.g. 'total_stall=5%%,line_stall=20%%' (defaults: "
+                        help="thresholds, e.g. 'time_noise=5%%' or 'total_stall=5%%,line_stall=20%%' (defaults: "
                              + ", ".join(f"{k}={v}" for k, v in DEFAULT_THRESHOLDS.as_dict().items())
                              + "); 'off' disables a check")
     parser.add_argument("--run", help="with reports/ folders: compare only this run")
-    parser.add_argument("--max-items", type=int, default=50,
+    parser.add_argument("--max-items", type=number("--max-items", minimum=0, integer=True), default=50,
                         help="lines/instructions listed per section in the JSON (0 = all)")
     parser.add_argument("--quiet", action="store_true", help="no text report on stdout")
     return parser
@@ -46,12 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     thresholds = parse_thresholds(args.fail_on)
+    refuse_input_overwrite((args.json, args.markdown), (args.before, args.after))
     before = load_side(args.before, run=args.run)
     after = load_side(args.after, run=args.run)
     result = compare_sides(before, after, thresholds, max_items=args.max_items)
-    if args.json == "-":
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
-    elif args.json:
+    if args.json:
         write_json(args.json, result)
     if args.markdown:
         from kerneltrace.render.compare import render_markdown
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json != "-" and not args.quiet:
         from kerneltrace.render.compare import render_text
 
-        sys.stdout.write(render_text(result))
+        write_text("-", render_text(result))
     return EXIT_REGRESSED if result["verdict"] == "regressed" else 0
 
 

@@ -14,6 +14,7 @@ import os  # noqa: E402
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.model import dispatchdir  # noqa: E402
+from kerneltrace.pipeline import manifest  # noqa: E402
 from kerneltrace.rocprof import decoder, logscan  # noqa: E402
 
 
@@ -36,7 +37,7 @@ def decode(*, capture_dir: Path, capture_log: Path | None, kernel_id: str, att_l
         sig = logscan.EMPTY_TRACE if found.notes else logscan.NO_DISPATCH_DIRS
         raise InputError(f"{sig.meaning} ({'; '.join(found.notes) or 'no dispatch dir'})",
                          str(capture_dir), sig.fix)
-    rows = dispatchdir.manifest_rows(found.kept, id_prefix=f"{kernel_id}_", kernel_id=kernel_id,
+    rows = manifest.manifest_rows(found.kept, id_prefix=f"{kernel_id}_", kernel_id=kernel_id,
                                       source="capture")
     report = {"capture_dir": str(capture_dir), "kernel_id": kernel_id, "dispatch_dirs": len(rows),
               "dropped": found.notes, "truncated": truncated or bool(codes & {"buffer-full", "data-lost"}),
@@ -54,7 +55,7 @@ def main_from_snakemake(snakemake) -> None:  # noqa: ANN001
                               truncated=bool(record.get("truncated")))
         for note in report["dropped"]:
             print(note, file=sys.stderr)
-        atomic.write_text(smk.output.manifest, dispatchdir.manifest_tsv(rows))
+        atomic.write_text(smk.output.manifest, manifest.manifest_tsv(rows))
         atomic.write_json(smk.output.findings, report)
 
     run_job(snakemake, job)
@@ -68,9 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--att-library-path", action="append", default=[])
     parser.add_argument("--manifest", type=Path, help="write the TSV manifest here (default stdout)")
     args = parser.parse_args(argv)
+    if args.manifest:
+        atomic.refuse_input_overwrite((args.manifest, args.manifest.with_suffix(".json")), (args.capture_dir, args.log))
     rows, report = decode(capture_dir=args.capture_dir, capture_log=args.log, kernel_id=args.kernel_id,
                           att_library_path=args.att_library_path)
-    text = dispatchdir.manifest_tsv(rows)
+    text = manifest.manifest_tsv(rows)
     if args.manifest:
         atomic.write_text(args.manifest, text)
         atomic.write_json(args.manifest.with_suffix(".json"), report)

@@ -13,6 +13,7 @@ import re  # noqa: E402
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.model import dispatchdir  # noqa: E402
+from kerneltrace.pipeline import manifest  # noqa: E402
 
 
 def from_folder(search_dir: Path, kernel: str | None = None) -> tuple[list[dict[str, str]], list[str]]:
@@ -27,13 +28,13 @@ def from_folder(search_dir: Path, kernel: str | None = None) -> tuple[list[dict[
             names = "; ".join(sorted({item.kernel or "?" for item in found.kept})[:10])
             raise InputError(f"no dispatch dir's kernel matches kernel={kernel!r}; kernels found: {names}",
                              str(search_dir), "set kernel to a regex matching one of these names, or drop it")
-    return dispatchdir.manifest_rows(kept), found.notes
+    return manifest.manifest_rows(kept), found.notes
 
 
 def from_manifests(manifests: list[Path]) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
-    for manifest in manifests:
-        rows += dispatchdir.read_manifest(manifest)
+    for path in manifests:
+        rows += manifest.read_manifest(path)
     if not rows:
         raise InputError("no decoded dispatch dir in any capture", ", ".join(map(str, manifests)) or "-",
                          "see the decode logs under logs/<run>/decode/")
@@ -60,7 +61,7 @@ def main_from_snakemake(snakemake) -> None:  # noqa: ANN001
             searched = "captured by this run"
         for note in notes:
             print(note, file=sys.stderr)
-        atomic.write_text(smk.output.manifest, dispatchdir.manifest_tsv(rows))
+        atomic.write_text(smk.output.manifest, manifest.manifest_tsv(rows))
         atomic.write_text(smk.output.notes, notes_markdown(rows, notes, searched))
 
     run_job(snakemake, job)
@@ -73,11 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", type=Path, help="manifest TSV (default stdout); never under PATH")
     args = parser.parse_args(argv)
     rows, notes = from_folder(args.path, args.kernel)
-    text = dispatchdir.manifest_tsv(rows)
+    text = manifest.manifest_tsv(rows)
     if args.output:
-        if args.path.resolve() in args.output.resolve().parents:
-            raise InputError("refusing to write inside the analysed folder", str(args.output),
-                             "choose an output path outside PATH")
+        atomic.refuse_input_overwrite((args.output,), (args.path,))
         atomic.write_text(args.output, text)
     else:
         sys.stdout.write(text)

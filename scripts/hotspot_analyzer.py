@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Hotspot analyzer CLI: one decoded ATT dispatch dir -> text report and/or kerneltrace.hotspots JSON."""
 
+import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# No BLAS call anywhere in the analysis: one BLAS thread spares the CPU time that starting
+# OpenBLAS's thread pool costs at `import numpy` (~0.04 s a process; a user's setting wins).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 
@@ -23,9 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--context", type=int, default=3, help="snippet lines on each side with --detail (default 3)")
     parser.add_argument("--kernel", metavar="SUBSTR", help="select the kernel (multi-kernel code.json; also the CSV row by name)")
     parser.add_argument("--arch", help="gfx target, e.g. gfx950 (overrides every other source)")
-    parser.add_argument("--kernel-trace", metavar="CSV", type=Path, help="kernel_trace.csv of the same run (default: next to the dir or its parent)")
-    parser.add_argument("--agent-info", metavar="CSV", type=Path, help="agent_info.csv (default: next to the dir or its parent)")
+    parser.add_argument("--kernel-trace", metavar="CSV", type=Path, help="kernel_trace.csv (default: found by content in the capture bundle)")
+    parser.add_argument("--agent-info", metavar="CSV", type=Path, help="agent_info.csv (default: found in the capture bundle)")
     parser.add_argument("--json", metavar="PATH", help="write the kerneltrace.hotspots JSON to PATH ('-' = stdout, no text report)")
+    parser.add_argument("--text", metavar="PATH", help="write the text report to PATH instead of stdout")
     parser.add_argument("--waves", action="store_true", help="add the wave-level analysis (schema kerneltrace.hotspots/2)")
     return parser
 
@@ -36,7 +41,11 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError(f"--topk must be at least 1, got {args.topk}", "command line", "pass --topk 15")
     if args.context < 0:
         raise InputError(f"--context must be >= 0, got {args.context}", "command line", "pass --context 3")
+    from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text
     from kerneltrace.hotspot_report import run_analysis
+
+    outputs = (args.json, args.text)
+    refuse_input_overwrite(outputs, (args.dispatch_dir, args.kernel_trace, args.agent_info))
 
     result = run_analysis(
         args.dispatch_dir,
@@ -47,15 +56,11 @@ def main(argv: list[str] | None = None) -> int:
         waves=args.waves,
     )
     document = result.document
-    if args.json == "-":
-        import json
-
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
-        return 0
+    refuse_input_overwrite(outputs, [document.get("metadata", {}).get("agent_info_csv")])
     if args.json:
-        from kerneltrace.atomic import write_json
-
         write_json(args.json, document)
+    if args.json == "-" and not args.text:
+        return 0
     from kerneltrace.render.text import render_text
 
     text, render_warnings = render_text(
@@ -66,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         context=args.context,
         sources=result.sources,
     )
-    sys.stdout.write(text)
+    write_text(args.text or "-", text)
     for warning in render_warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0

@@ -12,7 +12,7 @@ import argparse  # noqa: E402
 
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 
-KERNELS = ("demo_gemm", "demo_vec_add", "demo_large")
+KERNELS = ("demo_gemm", "demo_vec_add", "demo_spill", "demo_large")
 LAYOUTS = ("run", "dispatch", "discovery")
 
 
@@ -50,6 +50,8 @@ def make_spec(kernel: str, arch: str, scale: int, seed: int):
         return synth.demo_gemm(arch, seed=seed)
     if kernel == "demo_vec_add":
         return synth.demo_vec_add(arch, seed=seed)
+    if kernel == "demo_spill":
+        return synth.demo_spill(arch, seed=seed)
     return synth.demo_large(scale, arch, seed=seed)
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 
+from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 
 EA_CHANNELS_WARNING = (
@@ -52,25 +52,28 @@ def main(argv: list[str] | None = None) -> int:
                         help="*_counter_collection.csv files (each = one run), a directory with pass_N/ "
                         "subdirs, a rocprof-compute workload dir, or a rocpd .db")
     parser.add_argument("--kernel", metavar="SUBSTR", help="select the kernel (exact name or a unique substring)")
-    parser.add_argument("--ideal-gb", type=float, help="bytes the kernel must read per dispatch, in GB (1e9)")
+    parser.add_argument("--ideal-gb", type=number("--ideal-gb", minimum=0, exclusive_min=True), help="bytes the kernel must read per dispatch, in GB (1e9)")
     parser.add_argument("--arch", help="gfx target (default: agent_info / sysinfo / rocpd, else counter names)")
-    parser.add_argument("--peak-gbps", type=float, help="peak HBM bandwidth in GB/s (overrides the product table)")
+    parser.add_argument("--peak-gbps", type=number("--peak-gbps", minimum=0, exclusive_min=True), help="peak HBM bandwidth in GB/s (overrides the product table)")
     parser.add_argument("--json", metavar="PATH", help="write kerneltrace.l2/1 JSON to PATH ('-' = stdout, no text)")
     parser.add_argument("--ea-channels", type=int, metavar="N", help="accepted for compatibility; ignored (see the warning)")
     args = parser.parse_args(argv)
     if args.ea_channels is not None:
         print(EA_CHANNELS_WARNING, file=sys.stderr)
+    from kerneltrace.atomic import refuse_input_overwrite
+
+    refuse_input_overwrite((args.json,), args.files)
     doc = analyze_paths(args.files, kernel=args.kernel, arch=args.arch, ideal_gb=args.ideal_gb,
                         peak_gbps=args.peak_gbps)
+    from kerneltrace import atomic
+
     if args.json == "-":
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        atomic.write_json(args.json, doc)
         return 0
     from kerneltrace.analysis.l2.document import format_text
 
-    sys.stdout.write(format_text(doc))
+    atomic.write_text("-", format_text(doc))
     if args.json:
-        from kerneltrace import atomic
-
         atomic.write_json(args.json, doc)
     return 0
 

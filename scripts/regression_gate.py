@@ -10,7 +10,7 @@ import argparse  # noqa: E402
 
 from kerneltrace.analysis.compare.inputs import read_json  # noqa: E402
 from kerneltrace.analysis.compare.regression import gate_message  # noqa: E402
-from kerneltrace.atomic import write_text  # noqa: E402
+from kerneltrace.atomic import refuse_input_overwrite, write_text  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
 
 EXIT_REGRESSED = 1
@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("report", type=Path, help="regression.json")
     parser.add_argument("flag", type=Path, help="file written when the gate passes")
     args = parser.parse_args(argv)
+    refuse_input_overwrite((args.flag,), (args.report,))
     message = gate(args.report, args.flag)
     if message:
         print(f"regression gate: {message}", file=sys.stderr)

@@ -10,7 +10,7 @@ import argparse  # noqa: E402
 
 from kerneltrace.analysis.compare.document import parse_thresholds  # noqa: E402
 from kerneltrace.analysis.compare.regression import regression_check  # noqa: E402
-from kerneltrace.atomic import write_json, write_text  # noqa: E402
+from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.render.compare import render_markdown  # noqa: E402
 
@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="this run's summary.json (adds its L2 metrics)")
     parser.add_argument("hotspots", nargs="+", type=Path, help="this run's hotspot JSONs")
     args = parser.parse_args(argv)
+    refuse_input_overwrite((args.json, args.markdown), [args.baseline, args.summary, *args.hotspots])
     result = write_outputs(args.baseline, args.run, args.hotspots, args.thresholds, args.json,
                            args.markdown, args.summary)
     print(f"{args.run}: {result['verdict']}")

@@ -44,17 +44,18 @@ def render(
     """Build the summary and write the three reports (and chart SVGs when asked)."""
     from kerneltrace.plan.inputs import load_plan_documents, plan_snippets
     from kerneltrace.plan.summary import build_summary
-    from kerneltrace.render.plan import chart_files, render_html, render_markdown
+    from kerneltrace.render.plan import chart_files, plan_charts, render_html, render_markdown
 
     hotspot_docs, l2_docs = load_plan_documents(hotspots, l2)
     summary = build_summary(hotspot_docs, l2_docs, run=run)
     snippets = plan_snippets(hotspot_docs)
     atomic.write_json(summary_path, summary)
     atomic.write_text(md, render_markdown(summary, hotspot_docs))
-    atomic.write_text(html, render_html(summary, hotspot_docs, l2_docs, snippets))
+    charts = plan_charts(summary, hotspot_docs)  # drawn once: inline in plan.html and as files
+    atomic.write_text(html, render_html(summary, hotspot_docs, l2_docs, snippets, charts))
     if charts_dir is not None:
         charts_dir.mkdir(parents=True, exist_ok=True)
-        for name, svg in chart_files(summary, hotspot_docs).items():
+        for name, svg in chart_files(summary, hotspot_docs, charts).items():
             atomic.write_text(charts_dir / name, svg)
     return summary
 
@@ -68,8 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, required=True, help="e.g. reports/RUN")
     parser.add_argument("--run", default=None, help="run name shown in the plan title")
     parser.add_argument("--charts", action="store_true", help="also write charts/*.svg")
+    parser.add_argument("--kept", nargs="*", type=Path, default=None,
+                        help="the hotspot/L2 copies kept in OUT_DIR/hotspots and OUT_DIR/l2; other "
+                             "JSON files there (dispatches no longer in the run) are removed")
     args = parser.parse_args(argv)
     out = args.out_dir
+    outputs = [out / "plan.md", out / "plan.html", out / "summary.json"]
+    atomic.refuse_input_overwrite(outputs + ([out / "charts"] if args.charts else []), args.hotspots + args.l2)
     summary = render(
         args.hotspots,
         args.l2,
@@ -79,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         args.run,
         out / "charts" if args.charts else None,
     )
+    if args.kept is not None:
+        from kerneltrace.pipeline.kept import remove_stale_copies
+
+        for path in remove_stale_copies(out, args.kept):
+            print(f"removed stale copy {path}", file=sys.stderr)
     count = sum(len(d["findings"]) for k in summary["kernels"] for d in k["dispatches"])
     print(
         f"plan: {count} finding(s) → {out / 'plan.md'}, {out / 'plan.html'}, {out / 'summary.json'}"

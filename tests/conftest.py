@@ -9,6 +9,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED = REPO_ROOT.parent / "shared"
 CAPTURES = SHARED / "captures"
+CALIBRATION = SHARED / "calibration"
 
 
 def all_shared_dispatch_dirs() -> list[Path]:
@@ -30,3 +31,11 @@ def captures() -> Path:
     if not CAPTURES.is_dir():
         pytest.skip("../shared/captures not present")
     return CAPTURES
+
+
+@pytest.fixture(scope="session")
+def calibration() -> Path:
+    """Root of the before/after pairs with measured speed; skips when ../shared is absent."""
+    if not CALIBRATION.is_dir():
+        pytest.skip("../shared/calibration not present")
+    return CALIBRATION

@@ -8,7 +8,6 @@ import pytest
 
 from kerneltrace.analysis.compare.document import (
     DEFAULT_THRESHOLDS,
-    Thresholds,
     align_opcodes,
     compare,
     innermost,
@@ -222,7 +221,12 @@ def test_new_and_vanished_hotspots():
     assert ("instruction", "global_store_dword#1") in new
     assert ("instruction", "s_waitcnt#2") in vanished
     assert result["totals"]["stall_cycles"]["delta"] == 0
-    assert result["verdict"] == "regressed"  # the store line went 30 → 980 per wave
+    # The store line went 30 → 980 per wave: that check fires and says where stall moved, but
+    # the time per wave did not change, so the verdict (which follows the time) is neutral.
+    fired = {(c["check"], c["key"]) for c in result["checks"] if c["outcome"] == "regressed"}
+    assert ("line_stall", "/src/kernel.py:15") in fired
+    assert result["estimated_time_change"]["value"] == pytest.approx(0.0)
+    assert result["verdict"] == "neutral"
 
 
 def test_occupancy_change_reported():
@@ -256,13 +260,40 @@ def test_parse_thresholds():
 
 def test_thresholds_change_the_verdict():
     before = make_doc(BASE_ROWS)
-    after = make_doc(with_stall(BASE_ROWS, 4, 100))  # +100/1600 = 6.25 % total, +33 % on line 13
-    loose = Thresholds(total_stall=0.10, line_stall=0.50)
-    assert compare(before, after, loose)["verdict"] == "neutral"
-    assert compare(before, after, parse_thresholds("total_stall=5%", loose))["verdict"] \
-        == "regressed"
-    assert compare(before, after, parse_thresholds("line_stall=30%", loose))["verdict"] \
-        == "regressed"
+    after = make_doc(with_stall(BASE_ROWS, 4, 100))  # +100 cycles/wave on 1632: +6.1 % latency
+    result = compare(before, after)
+    estimate = result["estimated_time_change"]
+    assert estimate["basis"] == "latency_per_wave"  # no wave files in these documents
+    assert estimate["value"] == pytest.approx(100 / 1632)
+    assert estimate["low"] == pytest.approx(100 / 1632 - 0.07)
+    assert result["verdict"] == "neutral"  # inside the ±7 % noise floor
+    # Stall thresholds say where stall moved; they do not decide the verdict.
+    assert compare(before, after, parse_thresholds("total_stall=1%"))["verdict"] == "neutral"
+    tight = compare(before, after, parse_thresholds("time_noise=3%"))
+    assert tight["verdict"] == "regressed"
+    assert tight["reasons"][0].startswith("estimated time change +6.1%")
+    assert any(r.startswith("stall check (does not decide the verdict)")
+               for r in compare(before, after, parse_thresholds("time_noise=3%,total_stall=5%"))
+               ["reasons"])
+    assert compare(before, after, parse_thresholds("time_noise=3%,time_change=10%"))[
+        "verdict"] == "neutral"
+
+
+def test_without_any_time_measure_the_stall_checks_decide():
+    def no_latency(doc):
+        for item in doc["instructions"]:
+            item["latency_cycles"] = 0
+        doc["totals"]["latency_cycles"] = 0
+        return doc
+
+    before = no_latency(make_doc(BASE_ROWS))
+    after = no_latency(make_doc(with_stall(BASE_ROWS, 3, 600)))
+    result = compare(before, after)
+    assert result["estimated_time_change"]["basis"] == "unavailable"
+    assert result["estimated_time_change"]["value"] is None
+    assert result["verdict_basis"] == "stall_checks"
+    assert result["verdict"] == "regressed"
+    assert any("verdict follows the stall checks" in note for note in result["notes"])
 
 
 def test_bad_documents_raise_input_error():

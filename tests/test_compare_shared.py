@@ -101,12 +101,15 @@ def test_loc_fix_pair_totals_alignment_and_lines(docs, raw):
     vanished = {h["key"] for h in result["hotspots"]["vanished"] if h["kind"] == "line"}
     assert top_old in vanished
 
-    # +4.6 % total stall per wave: below the default 10 %, above a 4 % gate.
+    # +4.6 % total stall per wave: a 4 % stall check fires, but the verdict follows the time
+    # estimate (the same build re-captured: neutral), so the check only says where stall moved.
     assert 0.04 < expected_relative < 0.10
-    assert result["verdict"] != "regressed"
+    assert result["verdict"] == "neutral"
     strict = compare(docs["mapped"], docs["loc_fix"],
                      parse_thresholds("total_stall=4%,line_stall=off"))
-    assert strict["verdict"] == "regressed"
+    assert any(c["check"] == "total_stall" and c["outcome"] == "regressed"
+               for c in strict["checks"])
+    assert strict["verdict"] == "neutral"
 
 
 def test_unmapped_vs_mapped_projects_lines_through_alignment(docs, raw):
@@ -130,7 +133,7 @@ def test_unmapped_vs_mapped_projects_lines_through_alignment(docs, raw):
 
     relative = (sum(after.stall) / after.waves) / (sum(before.stall) / before.waves) - 1
     assert result["totals"]["stall_cycles"]["relative_per_wave"] == pytest.approx(relative)
-    assert -0.10 < relative < -0.05  # -9.6 %: neutral at 10 %, improved at 5 %
+    assert -0.10 < relative < -0.05  # -9.6 % stall per wave, same build: still neutral
     assert result["verdict"] == "neutral"
     assert compare(docs["unmapped"], docs["mapped"],
-                   parse_thresholds("total_stall=5%"))["verdict"] == "improved"
+                   parse_thresholds("total_stall=5%"))["verdict"] == "neutral"

@@ -46,3 +46,13 @@ def test_peers_object_from_wave_files(tmp_path, spec):
     if spec.name == demo_gemm().name:
         assert peers["pipe_busy"]["MFMA"] > 0
         assert peers["barriers"] and 0 <= peers["barrier_imbalance"] <= 1
+
+
+def test_non_hidden_cost_per_line(tmp_path):
+    doc = analyze_dispatch(write_dispatch_dir(tmp_path, demo_gemm()), waves=True)
+    peers = doc["waves"]["peers"]
+    lines = peers["lines"]
+    assert lines and all(0 <= line["non_hidden_cycles"] <= line["cost_cycles"] for line in lines)
+    assert sum(line["cost_cycles"] for line in lines) <= peers["cost_cycles"]
+    locations = {line["location"] for line in doc["source_lines"]}
+    assert {line["location"] for line in lines} <= locations

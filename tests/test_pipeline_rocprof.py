@@ -15,7 +15,7 @@ import yaml
 from kerneltrace import synth
 from kerneltrace.errors import InputError
 from kerneltrace.model import dispatchdir
-from kerneltrace.pipeline import runs
+from kerneltrace.pipeline import manifest, runs
 from kerneltrace.rocprof import (
     capture,
     commands,
@@ -239,7 +239,7 @@ def test_find_dispatch_dirs_keeps_labels_drops_shells_and_finds_csvs(tmp_path):
     found = dispatchdir.find_dispatch_dirs(root)
     assert [d.path.name for d in found.kept] == [renamed.name]
     item = found.kept[0]
-    assert item.label == "after_fix" and item.dispatch is not None
+    assert item.label == "_after_fix" and item.dispatch is not None  # as in the hotspot document
     assert item.kernel_trace_csv == root / "big" / "big_kernel_trace.csv"
     assert item.agent_info_csv == root / "big" / "big_agent_info.csv"
     assert len(found.notes) == 1 and "ui_output_agent_7_dispatch_9" in found.notes[0]
@@ -266,10 +266,10 @@ def test_no_dispatch_dirs_error_names_search_root(tmp_path):
 
 def test_manifest_roundtrip(tmp_path):
     synth.write_att_run(tmp_path / "c", [synth.demo_gemm()], calls=1)
-    rows = dispatchdir.manifest_rows(dispatchdir.find_dispatch_dirs(tmp_path / "c").kept)
+    rows = manifest.manifest_rows(dispatchdir.find_dispatch_dirs(tmp_path / "c").kept)
     path = tmp_path / "m.tsv"
-    path.write_text(dispatchdir.manifest_tsv(rows))
-    assert dispatchdir.read_manifest(path) == rows
+    path.write_text(manifest.manifest_tsv(rows))
+    assert manifest.read_manifest(path) == rows
     assert rows[0]["id"] == "d000" and rows[0]["kernel"] == synth.demo_gemm().display_name
 
 

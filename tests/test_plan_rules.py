@@ -108,6 +108,7 @@ def test_p3_silent_when_the_mfma_reads_other_registers():
 def _scale(distance: int) -> list[Ins]:
     filler = [Ins("v_add_u32 v30, v31, v32", "VALU", "k.py:60", 0, 4) for _ in range(distance)]
     return [
+        Ins("global_load_dwordx4 v[20:23], v[2:3], off", "VMEM-load", "k.py:59", 10, 30, hits=4),
         Ins("global_load_dword v9, v[2:3], off", "VMEM-load", "k.py:60", 10, 30),
         *filler,
         Ins("s_waitcnt vmcnt(0)", "VMEM-wait", "k.py:61", 500, 510),
@@ -119,6 +120,12 @@ def test_p4_fires_when_scale_is_used_right_after_its_load():
     findings = scale_load_late(ctx_of(_scale(1)))
     assert [f.location for f in findings] == ["k.py:60"]
     assert "first use 2 instruction(s) later" in findings[0].evidence[0].note
+
+
+def test_p4_silent_on_the_kernels_data_stream():
+    """axpy/vec_add: the single-dword loads are the data, not scale/metadata (issue 11 point 5)."""
+    program = [ins for ins in _scale(1) if "dwordx4" not in ins.asm]
+    assert scale_load_late(ctx_of(program)) == []
 
 
 def test_p4_silent_when_scale_is_loaded_far_ahead():

@@ -26,7 +26,13 @@ def test_first_high_finding_points_at_a_real_user_line(captures, dispatch_dir, w
         return
     first = high[0]
     lines = {line["location"]: line for line in doc["source_lines"]}
-    assert first["location"] in lines and lines[first["location"]]["artifact"] is None
+    if first["rule"] == "REGION-hotspot":
+        # lines failed (entry/decorator line holds most stall): an instruction region instead
+        assert first["location"].startswith("<rows ")
+    elif first["verdict_aligned"] and first["location"] is None:
+        assert first["scope"] == "kernel"  # the verdict's own kernel-wide finding (PRO, STREAM)
+    else:
+        assert first["location"] in lines and lines[first["location"]]["artifact"] is None
     instructions = {ins["index"]: ins for ins in doc["instructions"]}
     assert first["evidence"]
     for evidence in first["evidence"]:

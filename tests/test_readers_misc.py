@@ -8,8 +8,9 @@ import pytest
 from hotspot_fixtures import agent_info_csv, kernel_trace_csv, make_dispatch_dir, write_json
 
 from kerneltrace.errors import InputError
+from kerneltrace.model.dispatchdir import find_dispatch_dirs, parse_dispatch_name
+from kerneltrace.model.metadata import AGENT_INFO, KERNEL_TRACE, bundle_levels
 from kerneltrace.readers.csvs import gpu_agents, read_agent_info, read_kernel_trace
-from kerneltrace.readers.dispatch import find_dispatch_dirs, parse_dispatch_name, sibling_csvs
 from kerneltrace.readers.filenames import read_filenames
 from kerneltrace.readers.snapshots import flatten_snapshots, read_snapshots
 
@@ -143,14 +144,14 @@ def test_dispatch_names():
     assert as_tuple("flash_fwd_v1_ui") == (None, None, "")
 
 
-def test_sibling_csvs_same_run_first_discover_separate(tmp_path):
+def test_bundle_csvs_same_run_first_discover_after(tmp_path):
     directory = make_dispatch_dir(tmp_path / "run")
     kernel_trace_csv(tmp_path / "run" / "discover_kernel_trace.csv", [{"Dispatch_Id": 7, "Kernel_Name": "x"}])
     kernel_trace_csv(tmp_path / "run" / "att_kernel_trace.csv", [{"Dispatch_Id": 7, "Kernel_Name": "x"}])
     agent_info_csv(tmp_path / "run" / "discover_agent_info.csv", [(2, "gfx950")])
     agent_info_csv(tmp_path / "run" / "att_agent_info.csv", [(2, "gfx950")])
-    found = sibling_csvs(directory)
-    assert [p.name for p in found.kernel_trace] == ["att_kernel_trace.csv"]
-    assert [p.name for p in found.other_run_kernel_trace] == ["discover_kernel_trace.csv"]
-    assert [p.name for p in found.agent_info] == ["att_agent_info.csv", "discover_agent_info.csv"]
-    assert find_dispatch_dirs(tmp_path) == [directory]
+    nearest = next(level for level in bundle_levels(directory, KERNEL_TRACE) if level)
+    assert [p.name for p in nearest] == ["att_kernel_trace.csv", "discover_kernel_trace.csv"]
+    nearest = next(level for level in bundle_levels(directory, AGENT_INFO) if level)
+    assert [p.name for p in nearest] == ["att_agent_info.csv", "discover_agent_info.csv"]
+    assert [item.path for item in find_dispatch_dirs(tmp_path).kept] == [directory]

@@ -71,8 +71,14 @@ def test_planted_regression_fails_the_gate_and_keeps_the_report(baseline):
     top = comparison["instructions"]["items"][0]
     assert top["asm_after"].startswith("s_waitcnt vmcnt") and top["source_after"].endswith(":8")
     assert top["delta_per_wave"] == pytest.approx(3000, rel=0.01)
+    # The verdict follows the estimated time change: +3000 cycles on every wave's lifetime.
+    estimate = comparison["estimated_time_change"]
+    assert estimate["basis"] == "wave_lifetime" and estimate["low"] > 0
+    assert result["reasons"][0].split(": ", 1)[1].startswith(
+        f"estimated time change {estimate['value']:+.1%}")
     markdown = (report_dir / "regression.md").read_text()
     assert "regressed" in markdown
+    assert "estimated time change" in markdown
     assert not (root / "new" / "results" / "demo" / "regression.passed").exists()
     assert "regress" in proc.stderr
 
@@ -86,6 +92,7 @@ def test_neutral_change_passes_the_gate(baseline):
     result = json.loads((root / "same" / "reports" / "demo" / "regression.json").read_text())
     assert result["verdict"] == "neutral"
     assert result["kernels"][0]["status"] == "matched"
+    assert result["kernels"][0]["comparison"]["estimated_time_change"]["value"] == 0
     assert (root / "same" / "results" / "demo" / "regression.passed").is_file()
     index = (root / "same" / "reports" / "index.html").read_text()
     assert 'href="demo/plan.html"' in index

@@ -219,7 +219,7 @@ def test_synthetic_legacy_capture(tmp_path):
 @pytest.mark.parametrize("group_waves", [1, 3])
 def test_grouping_does_not_change_results(tmp_path, monkeypatch, group_waves):
     """Whole-group numpy passes (per-wave running max via offsets) equal wave-by-wave ones."""
-    from kerneltrace.analysis.waves import analyze as waves_module
+    from kerneltrace.analysis.waves import stream as waves_module
     from kerneltrace.synth import demo_gemm, write_dispatch_dir
 
     directory = write_dispatch_dir(tmp_path, demo_gemm("gfx942", iterations=4, waves_per_slot=2))

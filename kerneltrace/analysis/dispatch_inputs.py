@@ -1,20 +1,11 @@
-"""What one hotspot analysis reads besides code.json rows: kernel choice, empty-trace checks, CSV metadata rows."""
+"""Which kernel of a code.json one hotspot analysis covers, and the empty-trace checks on its rows."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from kerneltrace.errors import InputError
 from kerneltrace.readers.codejson import EMPTY_TRACE_FIX, CodeRow, CodeTable
-from kerneltrace.readers.csvs import (
-    AgentInfo,
-    KernelTraceRow,
-    gpu_agents,
-    read_agent_info,
-    read_kernel_trace,
-)
-from kerneltrace.readers.dispatch import sibling_csvs
 
 
 @dataclass
@@ -89,62 +80,3 @@ def check_not_empty(table: CodeTable, rows: list[CodeRow]) -> None:
             str(table.path),
             "re-run the decoder on the .att files with the matching decoder version, or re-capture",
         )
-
-
-def find_metadata(
-    dispatch_dir: Path,
-    dispatch_id: int | None,
-    explicit_csv: Path | None,
-    kernel: KernelGroup,
-    kernel_filter: str | None,
-    warnings: list[str],
-) -> tuple[KernelTraceRow | None, str | None]:
-    """The kernel_trace row of this dispatch: Dispatch_Id join within the same run, else by name.
-
-    discover_* CSVs come from another run: their Dispatch_Id numbers other dispatches, so they
-    are only ever joined by kernel name, and only when passed explicitly.
-    """
-    if explicit_csv is not None:
-        candidates = [explicit_csv]
-    else:
-        candidates = sibling_csvs(dispatch_dir).kernel_trace
-    for csv_path in candidates:
-        rows = read_kernel_trace(csv_path)
-        other_run = csv_path.name.startswith("discover_")
-        if dispatch_id is not None and not other_run:
-            same = [row for row in rows if row.dispatch_id == dispatch_id]
-            if same:
-                return same[0], "dispatch_id"
-        if explicit_csv is None:
-            continue
-        names = {name for name in (kernel.symbol, kernel.name) if name}
-        by_name = [row for row in rows if row.kernel_name in names]
-        if not by_name and kernel_filter:
-            by_name = [row for row in rows if kernel_filter.lower() in row.kernel_name.lower()]
-        if by_name:
-            distinct = {(r.vgpr_count, r.accum_vgpr_count, r.sgpr_count, r.lds_bytes, r.workgroup_items) for r in by_name}
-            if len(distinct) > 1:
-                warnings.append(
-                    f"{csv_path}: {len(by_name)} rows match the kernel name with different resources; using the first"
-                )
-            return by_name[0], "kernel_name"
-    if explicit_csv is not None:
-        warnings.append(
-            f"{explicit_csv}: no row for this dispatch (Dispatch_Id {dispatch_id}) or kernel name; "
-            "occupancy uses the ISA register scan only"
-        )
-    return None, None
-
-
-def find_agents(
-    dispatch_dir: Path, explicit_csv: Path | None, trace_row: KernelTraceRow | None
-) -> tuple[list[AgentInfo], Path | None]:
-    candidates = [explicit_csv] if explicit_csv is not None else sibling_csvs(dispatch_dir).agent_info
-    for csv_path in candidates:
-        gpus = [agent for agent in gpu_agents(read_agent_info(csv_path)) if agent.name]
-        if not gpus:
-            continue
-        number = trace_row.agent_number if trace_row else None
-        chosen = [agent for agent in gpus if number is not None and agent.logical_node_id == number]
-        return (chosen or gpus), csv_path
-    return [], None

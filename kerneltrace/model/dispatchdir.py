@@ -1,200 +1,210 @@
-"""Find decoded ATT dispatch dirs under a folder, drop empty shells, locate their sibling CSVs."""
+"""What a dispatch dir is: finding them under a folder and describing one (name, kernel, format, emptiness, files).
+
+One model for the CLI, the pipeline, compare and the capture retries. A dispatch dir is a
+decoded rocprofv3 ATT directory (`ui_output_agent_<agent>_dispatch_<id>[suffix]`, or any folder
+holding a `code.json`, e.g. legacy `*_ui`). `describe` reads its code.json once (through the
+code.json reader) and says what it holds; `find_dispatch_dirs` walks a folder and never lets one
+bad entry stop the others: unreadable folders, names that cannot travel through the manifest
+(tab, newline, control characters, bytes that are not UTF-8) and broken or empty code.json files
+are skipped, each with one note naming the path and the reason.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltrace.errors import InputError
+from kerneltrace.readers.codejson import CodeTable, read_code_json
 from kerneltrace.readers.wavefile.reader import wave_files
 
-DISPATCH_RE = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)(.*)$")
-MANIFEST_COLUMNS = ("id", "kernel_id", "kernel", "dispatch_dir", "label", "agent", "dispatch",
-                    "kernel_trace_csv", "agent_info_csv", "pmc_files", "source", "wave_files")
+DISPATCH_RE = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)(.*)$", re.DOTALL)
+_LOOSE_ID = re.compile(r"dispatch_(\d+)")
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
-class DispatchDir:
-    """One decoded dispatch directory and the metadata files that belong to it."""
+class DispatchName:
+    """What a dispatch dir's name says: agent handle, dispatch id, and the suffix after the id."""
 
-    path: Path
-    agent: int | None
-    dispatch: int | None
-    label: str  # name suffix after the dispatch id (e.g. "_after_loc_fix"), kept verbatim
-    kernel: str = ""
-    kernel_trace_csv: Path | None = None
-    agent_info_csv: Path | None = None
-    pmc_files: tuple[Path, ...] = ()
-    wave_files: int = 0  # se*_sm*_sl*_wv*.json files inside (the pipeline adds --waves when > 0)
+    agent: int | None   # opaque agent handle from the name (not "Agent N")
+    id: int | None      # Dispatch_Id of the same run
+    label: str          # suffix after the id kept verbatim, e.g. "_after_loc_fix", or ""
 
 
-@dataclass
-class Discovery:
-    kept: list[DispatchDir] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # e.g. empty shells dropped, and why
-
-
-def parse_name(name: str) -> tuple[int | None, int | None, str]:
+def parse_dispatch_name(directory: Path | str) -> DispatchName:
+    """ui_output_agent_<h>_dispatch_<d>[suffix] -> (h, d, suffix); other names -> the id if any."""
+    name = Path(directory).name
     match = DISPATCH_RE.match(name)
-    if not match:
-        return None, None, name
-    return int(match.group(1)), int(match.group(2)), match.group(3).lstrip("_")
+    if match:
+        return DispatchName(int(match.group(1)), int(match.group(2)), match.group(3))
+    loose = _LOOSE_ID.search(name)
+    return DispatchName(None, int(loose.group(1)) if loose else None, "")
 
 
-def _has_executed_instruction(rows: object) -> bool:
-    """True if some instruction row has a positive count (Hit/Latency/... or PC-sampling samples)."""
-    if not isinstance(rows, list):
-        return False
-    for row in rows:
-        if not isinstance(row, list) or not row or (isinstance(row[0], str) and row[0].startswith(";")):
-            continue
-        for value in row[6:]:
-            if isinstance(value, bool):
-                continue
-            if isinstance(value, int | float) and value > 0:
-                return True
-            if isinstance(value, list) and any(isinstance(v, int | float) and v > 0 for v in value):
-                return True
-    return False
+def is_dispatch_dir(path: Path) -> bool:
+    """A dispatch dir by name, or any folder holding a code.json."""
+    return bool(DISPATCH_RE.match(path.name)) or (path / "code.json").is_file()
 
 
-def emptiness(dispatch_dir: Path) -> str | None:
-    """Why the directory holds no usable trace (None when it does)."""
-    code = dispatch_dir / "code.json"
-    if not code.is_file():
-        return "no code.json"
+def display_path(path: Path | str) -> str:
+    """The path on one printable line: control characters and undecodable bytes escaped."""
+    text = os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+    return _UNSAFE.sub(lambda m: repr(m.group(0))[1:-1], text)
+
+
+def unsafe_path_reason(path: Path | str) -> str | None:
+    """Why a path cannot be carried as data through the manifest and rule commands (None = fine)."""
+    text = str(path)
+    if _UNSAFE.search(text):
+        return "its name holds a tab, newline or other control character"
     try:
-        with open(code, "rb") as handle:
-            document = json.load(handle)
-    except (OSError, ValueError) as err:
-        return f"unreadable code.json ({err.__class__.__name__})"
-    rows = document.get("code") if isinstance(document, dict) else None
-    if rows is None:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "its name is not valid UTF-8"
+    return None
+
+
+def executed(table: CodeTable) -> bool:
+    """True when some instruction row counts anything (hits, cycles or PC samples)."""
+    return any(
+        row.hits or row.latency or row.stall or row.idle or row.pc_issued or row.pc_stalled
+        for row in table.rows
+    )
+
+
+def table_emptiness(table: CodeTable) -> str | None:
+    """Why a parsed code.json holds no usable trace (None when it does)."""
+    if table.format == "empty" and not table.kernels:
         return "code.json has code: null (no wave ran on the traced CU)"
-    if not _has_executed_instruction(rows):
+    if not executed(table):
         return "no executed instruction in code.json (empty trace)"
     return None
 
 
-def kernel_name(dispatch_dir: Path) -> str:
-    """Kernel named by the first label row of code.json (demangled when present), else ""."""
+@dataclass(frozen=True)
+class DispatchDir:
+    """One decoded dispatch directory and the files that belong to it."""
+
+    path: Path
+    name: DispatchName
+    kernel: str = ""        # first kernel label of code.json (demangled when present), or ""
+    format: str = ""        # code.json format: "v3" | "pcsampling" | "legacy" | "empty"
+    empty: str | None = None  # why it holds no usable trace, None when it does
+    wave_files: int = 0     # se*_sm*_sl*_wv*.json files inside
+    kernel_trace_csv: Path | None = None  # CSV metadata found for it (kerneltrace.model.metadata)
+    agent_info_csv: Path | None = None
+    pmc_files: tuple[Path, ...] = ()
+
+    @property
+    def agent(self) -> int | None:
+        return self.name.agent
+
+    @property
+    def dispatch(self) -> int | None:
+        return self.name.id
+
+    @property
+    def label(self) -> str:
+        return self.name.label
+
+
+def describe(path: Path) -> DispatchDir:
+    """Read one dispatch dir's code.json once and describe it; raises InputError when unreadable."""
+    path = Path(path)
+    code = path / "code.json"
+    if not code.is_file():
+        raise InputError("no code.json", str(path), "pass a decoded ui_output_agent_*_dispatch_* directory")
+    table = read_code_json(code)
+    kernel = table.kernels[0].name if table.kernels else ""
     try:
-        with open(dispatch_dir / "code.json", "rb") as handle:
-            rows = json.load(handle).get("code") or []
-    except (OSError, ValueError, AttributeError):
-        return ""
-    for row in rows:
-        if isinstance(row, list) and row and isinstance(row[0], str) and row[0].startswith(";"):
-            label = row[0][1:].strip()
-            if label.lower().startswith("begin att"):
-                continue
-            demangled = row[3] if len(row) > 3 and isinstance(row[3], str) else ""
-            return demangled or label
-    return ""
+        waves = len(wave_files(path))
+    except OSError as err:
+        raise InputError(f"cannot list the folder ({err.strerror})", str(path), "check permissions") from None
+    return DispatchDir(path, parse_dispatch_name(path), kernel, table.format, table_emptiness(table), waves)
 
 
-def _candidates(directory: Path, patterns: tuple[str, ...]) -> list[Path]:
+def emptiness(dispatch_dir: Path) -> str | None:
+    """Why the directory holds no usable trace (None when it does); unreadable counts as empty."""
+    try:
+        return describe(dispatch_dir).empty
+    except InputError as err:
+        return f"unreadable code.json ({err.what})"
+
+
+@dataclass
+class Discovery:
+    """The usable dispatch dirs under a folder and a note for each entry skipped (path and reason)."""
+
+    kept: list[DispatchDir] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _walk(root: Path, notes: list[str]) -> list[Path]:
+    """Dispatch dirs under root (root included), in sorted walk order; unreadable folders noted."""
+    if is_dispatch_dir(root):
+        return [root]
     found: list[Path] = []
-    for pattern in patterns:
-        found.extend(sorted(p for p in directory.glob(pattern) if p.is_file()))
+
+    def unreadable(err: OSError) -> None:
+        notes.append(f"skipped {display_path(err.filename or root)}: cannot read the folder ({err.strerror})")
+
+    for dirpath, dirnames, _files in os.walk(root, onerror=unreadable):
+        dirnames.sort()
+        here = Path(dirpath)
+        for name in list(dirnames):
+            child = here / name
+            try:
+                hit = is_dispatch_dir(child)
+            except OSError as err:
+                notes.append(f"skipped {display_path(child)}: cannot read it ({err.strerror})")
+                dirnames.remove(name)
+                continue
+            if hit:
+                found.append(child)
+                dirnames.remove(name)  # a dispatch dir never nests another
     return found
 
 
-def _nearest(dispatch_dir: Path, root: Path, patterns: tuple[str, ...]) -> list[Path]:
-    """Files matching ``patterns`` in the nearest ancestor (up to ``root``) or its subfolders."""
-    prefer = dispatch_dir.parent.name
-    level = dispatch_dir.parent
-    while True:
-        found = _candidates(level, patterns)
-        if not found:
-            for sub in sorted(p for p in level.iterdir() if p.is_dir() and not DISPATCH_RE.match(p.name)):
-                found.extend(_candidates(sub, patterns))
-        if found:
-            # A file named after the capture's folder ("big_agent_info.csv" for .../big/) wins.
-            return sorted(found, key=lambda p: (not p.name.startswith(prefer + "_"), str(p)))
-        if level == root or root not in level.parents:
-            return []
-        level = level.parent
+def find_dispatch_dirs(search_root: Path, *, metadata: bool = True) -> Discovery:
+    """All usable dispatch dirs under ``search_root`` (which may itself be one), with their CSVs.
 
+    Every entry that cannot be analysed is skipped with a note (``dropped PATH: reason`` for empty
+    or broken captures, ``skipped PATH: reason`` for names and folders that cannot be read);
+    the others are kept.
+    """
+    from kerneltrace.model.metadata import find_csv_files
 
-def _is_dispatch_dir(path: Path) -> bool:
-    return bool(DISPATCH_RE.match(path.name)) or (path / "code.json").is_file()
-
-
-def find_dispatch_dirs(search_root: Path) -> Discovery:
-    """All dispatch dirs under ``search_root`` (which may itself be one); empty shells noted and dropped."""
-    root = search_root.resolve()
+    root = Path(search_root).resolve()
     if not root.is_dir():
         raise InputError("directory not found", str(search_root), "pass dir=PATH to an existing folder")
-    found: list[Path] = []
-    if _is_dispatch_dir(root):
-        found.append(root)
-    else:
-        for dirpath, dirnames, _files in os.walk(root):
-            dirnames.sort()
-            here = Path(dirpath)
-            for name in list(dirnames):
-                child = here / name
-                if _is_dispatch_dir(child):
-                    found.append(child)
-                    dirnames.remove(name)  # a dispatch dir never nests another
     result = Discovery()
-    walk_root = root if not _is_dispatch_dir(root) else root.parent
-    for path in found:
-        why = emptiness(path)
-        if why:
-            result.notes.append(f"dropped {path}: {why}")
+    for path in _walk(root, result.notes):
+        unsafe = unsafe_path_reason(path)
+        if unsafe:
+            result.notes.append(f"skipped {display_path(path)}: {unsafe} (rename it to analyse it)")
             continue
-        agent, dispatch, label = parse_name(path.name)
-        traces = _nearest(path, walk_root, ("*kernel_trace*.csv",))
-        agents = _nearest(path, walk_root, ("*agent_info*.csv",))
-        pmc = _nearest(path, walk_root, ("*counter_collection.csv", "pass_*/*counter_collection.csv"))
-        result.kept.append(DispatchDir(path, agent, dispatch, label if agent is not None else "",
-                                       kernel_name(path), traces[0] if traces else None,
-                                       agents[0] if agents else None, tuple(pmc),
-                                       len(wave_files(path))))
+        try:
+            item = describe(path)
+        except InputError as err:
+            result.notes.append(f"dropped {display_path(path)}: unreadable code.json ({err.what})")
+            continue
+        if item.empty:
+            result.notes.append(f"dropped {display_path(path)}: {item.empty}")
+            continue
+        if metadata:
+            found = find_csv_files(path, item.name.id, [item.kernel] if item.kernel else [])
+            item = DispatchDir(item.path, item.name, item.kernel, item.format, None, item.wave_files,
+                               found.kernel_trace, found.agent_info, tuple(found.pmc_files))
+        result.kept.append(item)
     return result
 
 
 def no_dispatch_dirs_error(search_root: Path, notes: list[str]) -> InputError:
-    extra = f" ({len(notes)} empty shell(s) dropped: {'; '.join(notes[:3])})" if notes else ""
+    extra = f" ({len(notes)} entr(ies) skipped: {'; '.join(notes[:3])})" if notes else ""
     return InputError(
         f"no usable ui_output_agent_*_dispatch_* directory (nor any folder with code.json) found "
-        f"recursively under {search_root}{extra}", str(search_root),
+        f"recursively under {display_path(search_root)}{extra}", display_path(search_root),
         "point dir= at a folder holding decoded rocprofv3 --att output, or at one dispatch dir")
-
-
-def manifest_rows(dirs: list[DispatchDir], *, id_prefix: str = "d", kernel_id: str = "",
-                  source: str = "dir") -> list[dict[str, str]]:
-    rows = []
-    for number, item in enumerate(dirs):
-        rows.append({
-            "id": f"{id_prefix}{number:03d}", "kernel_id": kernel_id, "kernel": item.kernel,
-            "dispatch_dir": str(item.path), "label": item.label,
-            "agent": "" if item.agent is None else str(item.agent),
-            "dispatch": "" if item.dispatch is None else str(item.dispatch),
-            "kernel_trace_csv": str(item.kernel_trace_csv or ""),
-            "agent_info_csv": str(item.agent_info_csv or ""),
-            "pmc_files": ";".join(str(p) for p in item.pmc_files), "source": source,
-            "wave_files": str(item.wave_files)})
-    return rows
-
-
-def _clean(value: str) -> str:
-    return value.replace("\t", " ").replace("\n", " ")
-
-
-def manifest_tsv(rows: list[dict[str, str]]) -> str:
-    lines = ["\t".join(MANIFEST_COLUMNS)]
-    lines += ["\t".join(_clean(row.get(col, "")) for col in MANIFEST_COLUMNS) for row in rows]
-    return "\n".join(lines) + "\n"
-
-
-def read_manifest(path: Path) -> list[dict[str, str]]:
-    import csv
-
-    with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))

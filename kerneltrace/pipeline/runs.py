@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from collections.abc import Mapping
@@ -9,10 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kerneltrace.arch.table import ARCHES, get_arch
 from kerneltrace.errors import InputError
 
-RUN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-PER_RUN_KEYS = ("kernel", "top_kernels", "iterations", "att_target_cu", "env", "timeout")
+RUN_NAME_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]*\Z")  # \Z: "$" would accept a trailing newline
+PER_RUN_KEYS = ("kernel", "top_kernels", "iterations", "att_target_cu", "env", "timeout", "arch")
 EXAMPLE_RUN = "example"
 
 
@@ -30,6 +32,7 @@ class RunSpec:
     att_target_cu: int | str = 1
     env: dict[str, str] = field(default_factory=dict)
     timeout: float = 3600
+    arch: str | None = None  # --arch for the analyses (None: found from the capture bundle)
     example: bool = False
 
 
@@ -63,6 +66,9 @@ def _spec(name: str, values: Mapping[str, Any], defaults: Mapping[str, Any], bas
         raise InputError(f"run {name!r} sets both cmd and dir", "config",
                          "give cmd (profile a command) or dir (analyse cached captures), not both")
     merged = {key: values.get(key, defaults.get(key)) for key in PER_RUN_KEYS}
+    if merged["arch"] and get_arch(str(merged["arch"])) is None:
+        raise InputError(f"unknown arch {merged['arch']!r} in run {name!r}", "config arch",
+                         f"use one of {', '.join(sorted(ARCHES))}, or null to find it from the captures")
     env = {str(k): str(v) for k, v in {**(defaults.get("env") or {}), **(values.get("env") or {})}.items()}
     if directory and not Path(directory).is_absolute():
         # Relative to the working directory; else to the checkout (e.g. examples/ with -d elsewhere).
@@ -72,7 +78,18 @@ def _spec(name: str, values: Mapping[str, Any], defaults: Mapping[str, Any], bas
                    kernel=merged["kernel"], top_kernels=int(merged["top_kernels"] or 1),
                    iterations=str(merged["iterations"] or "[1, [3-4]]"),
                    att_target_cu=merged["att_target_cu"] if merged["att_target_cu"] is not None else 1,
-                   env=env, timeout=float(merged["timeout"] or 0))
+                   env=env, timeout=float(merged["timeout"] or 0), arch=merged["arch"] or None)
+
+
+def non_finite_values(value: Any, path: str = "") -> list[str]:
+    """Config keys (dotted paths) whose value is a NaN or infinite float (YAML .nan, .inf)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return [path or "value"]
+    if isinstance(value, Mapping):
+        return [p for key, item in value.items() for p in non_finite_values(item, f"{path}.{key}" if path else str(key))]
+    if isinstance(value, (list, tuple)):
+        return [p for i, item in enumerate(value) for p in non_finite_values(item, f"{path}[{i}]")]
+    return []
 
 
 def build_runs(config: Mapping[str, Any], example_dir: Path, base_dir: Path,
@@ -81,6 +98,10 @@ def build_runs(config: Mapping[str, Any], example_dir: Path, base_dir: Path,
 
     Relative ``dir`` values resolve against ``base_dir`` (the working directory), then ``fallback_dirs``.
     """
+    bad = non_finite_values(config)
+    if bad:
+        raise InputError(f"{bad[0]} is not a finite number (NaN or infinity)", "config",
+                         "give a finite number (YAML .nan / .inf are not allowed)")
     batch = config.get("runs") or {}
     if batch:
         if config.get("cmd") or config.get("dir"):

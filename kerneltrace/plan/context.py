@@ -71,6 +71,14 @@ class PlanContext:
         return (self.hotspots.get("arch") or {}).get("name")
 
     @cached_property
+    def verdict(self):
+        """The bottleneck verdict (kerneltrace.plan.verdict.decide) of this dispatch."""
+        from kerneltrace.plan.rules.memory import l2_metrics
+        from kerneltrace.plan.verdict import decide
+
+        return decide(self.hotspots, l2_metrics(self.l2, self.hotspots.get("kernel")) or None)
+
+    @cached_property
     def instructions(self) -> dict[int, dict]:
         return {ins["index"]: ins for ins in self.hotspots.get("instructions") or []}
 

@@ -39,12 +39,21 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Gain:
-    """Estimated reduction of the kernel's stall cycles, as a fraction range [low, high]."""
+    """Estimated reduction, as a fraction range [low, high] of ``unit``: the kernel's stall
+    cycles (a hypothesis), or its kernel time once calibrated against re-timed pairs."""
 
     low: float
     high: float
     basis: str
     status: str = HYPOTHESIS
+    unit: str = "stall_cycles"  # "stall_cycles" | "kernel_time" (plan/gains.py CALIBRATED)
+    # a calibrated gain keeps the stall-cycle upper end it replaced, so that calibrating one
+    # kind of finding does not reorder it among the (stall-cycle) hypotheses
+    ranking: float | None = None
+
+    @property
+    def rank_value(self) -> float:
+        return self.high if self.ranking is None else self.ranking
 
 
 @dataclass
@@ -65,6 +74,11 @@ class Finding:
     effort: str = "medium"
     ranked: bool = True  # False for artifacts that are explained but excluded from the ranking
     scope: str = "line"  # what stall_share is a share of: "line" | "loop" | "kernel" (SCOPES)
+    # set by kerneltrace.plan.gains.bound_findings
+    overlap_group: str | None = None  # id of the first finding claiming the same stall cycles
+    contradicts_verdict: bool = False  # its lever is ruled out by the bottleneck verdict
+    verdict_aligned: bool = False  # the finding that states the verdict's own lever
+    once_per_wave: bool = False  # every evidence instruction runs at most once per wave
 
     def __post_init__(self) -> None:
         if self.priority not in PRIORITIES:
@@ -111,12 +125,16 @@ def finding_id(rule: str, location: str | None) -> str:
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
-    """Ranked first, then priority, then stall share (desc); ties keep their rule order."""
+    """Ranked first, findings the verdict rules out last among them, then the verdict's own
+    finding, then priority, bounded gain (desc), stall share (desc); ties keep their rule order."""
     order = sorted(
         enumerate(findings),
         key=lambda pair: (
             not pair[1].ranked,
+            pair[1].contradicts_verdict,
+            not pair[1].verdict_aligned,
             PRIORITIES.index(pair[1].priority),
+            -(pair[1].estimated_gain.rank_value if pair[1].estimated_gain else 0.0),
             -pair[1].stall_share,
             pair[0],
         ),
@@ -133,3 +151,27 @@ def dedupe_ids(findings: list[Finding]) -> list[Finding]:
         if count > 1:
             finding.id = f"{finding.id}#{count}"
     return findings
+
+
+def merge_duplicates(findings: list[Finding]) -> list[Finding]:
+    """One finding per line and stall: a ranked finding citing the same line and at least half
+    of the same instructions as an earlier, larger one is folded into it (its title kept as a
+    note), so the same cycles are never listed twice on one line."""
+    kept: list[Finding] = []
+    for finding in sorted(findings, key=lambda f: -f.stall_share):
+        cited = {e.instruction_index for e in finding.evidence if e.instruction_index is not None}
+        twin = next(
+            (
+                k for k in kept
+                if finding.ranked and k.ranked and finding.scope == k.scope == "line"
+                and finding.location and k.location == finding.location
+                and cited and len(cited & {e.instruction_index for e in k.evidence}) * 2 >= len(cited)
+            ),
+            None,
+        )
+        if twin is None:
+            kept.append(finding)
+        else:
+            twin.root_cause = f"{twin.root_cause} Also on this line: {finding.title} ({finding.rule})."
+    order = {id(f): i for i, f in enumerate(findings)}
+    return sorted(kept, key=lambda f: order[id(f)])

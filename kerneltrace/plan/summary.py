@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from kerneltrace import __version__
+from kerneltrace.analysis.costs import cost_summary
 from kerneltrace.plan.context import PlanContext
+from kerneltrace.plan.gains import group_gain
 from kerneltrace.plan.rules import run_all
 from kerneltrace.plan.rules.memory import l2_metrics
 
@@ -27,10 +29,21 @@ def l2_for(kernel: str | None, l2_docs: list[dict]) -> dict | None:
     return next((doc for doc in l2_docs if l2_metrics(doc, kernel)), None)
 
 
+def with_costs(hotspot_doc: dict) -> dict:
+    """The document with its `costs` object (older documents lack it; the input is not changed)."""
+    if hotspot_doc.get("costs"):
+        return hotspot_doc
+    waves = (hotspot_doc.get("waves") or {}).get("waves") or None
+    return {**hotspot_doc, "costs": cost_summary(hotspot_doc.get("instructions") or [], waves)}
+
+
 def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None) -> dict:
+    hotspot_doc = with_costs(hotspot_doc)
     ctx = PlanContext(hotspot_doc, l2_doc)
     findings = run_all(ctx)
     entry = {
+        "bottleneck": ctx.verdict.to_dict(),
+        "gain_bound": round(group_gain(findings), 4),
         "dispatch_dir": hotspot_doc.get("dispatch_dir"),
         "dispatch": hotspot_doc.get("dispatch"),
         "arch": hotspot_doc.get("arch"),
@@ -40,6 +53,7 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None) -> dict:
         "stall_by_type": hotspot_doc.get("stall_by_type") or [],
         "occupancy": hotspot_doc.get("occupancy"),
         "source_mapping": hotspot_doc.get("source_mapping"),
+        "costs": hotspot_doc.get("costs"),
         "findings": [finding.to_dict() for finding in findings],
     }
     metrics = l2_metrics(l2_doc, hotspot_doc.get("kernel"))

@@ -1,38 +1,34 @@
-"""Charts for plan.html: matplotlib (Agg) figures returned as self-contained inline SVG strings."""
+"""Charts for plan.html: horizontal bar charts written directly as small self-contained SVG strings.
+
+No plotting library: a chart is a handful of ``<rect>`` and ``<text>`` elements (≈ 0.1 ms each
+instead of ≈ 100 ms through matplotlib), every piece of text XML-escaped, characters XML cannot
+hold replaced by U+FFFD, no external reference of any kind (fonts are the viewer's sans-serif).
+"""
 
 from __future__ import annotations
 
-import io
+import math
 import re
+from xml.sax.saxutils import escape, quoteattr
 
 from kerneltrace.render.fmt import tail
 
-_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.S)  # XML declaration + DOCTYPE (external DTD URL)
-_COMMENT = re.compile(r"<!--.*?-->", re.S)  # matplotlib echoes text (kernel names) in comments
-_METADATA = re.compile(r"<metadata>.*?</metadata>", re.S)
 COLOR = "#3b6ea8"
 HIGHLIGHT = "#c0504d"
+WIDTH = 700
+ROW = 22
+TOP = 34
+BOTTOM = 40
+CHAR_PX = 6.2  # average width of an 11 px sans-serif character, for the label column
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def _figure(height: float):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams["svg.hashsalt"] = "kerneltrace"  # stable element ids → reproducible output
-    plt.rcParams["svg.fonttype"] = "path"
-    fig, ax = plt.subplots(figsize=(7.0, height), dpi=100)
-    return plt, fig, ax
+def _text(value: str) -> str:
+    return escape(_NOT_XML.sub("\ufffd", value))
 
 
-def _to_svg(plt, fig) -> str:
-    buffer = io.StringIO()
-    fig.tight_layout()
-    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-    plt.close(fig)
-    svg = _PROLOGUE.sub("", buffer.getvalue(), count=1)
-    return _METADATA.sub("", _COMMENT.sub("", svg)).strip()
+def _value_text(value: float, percent: bool) -> str:
+    return f"{value:.1%}" if percent else f"{value:,.0f}"
 
 
 def hbar_chart(
@@ -46,21 +42,41 @@ def hbar_chart(
     """Horizontal bars, first label on top; `highlight` indexes drawn in the accent colour."""
     if not labels:
         return ""
-    plt, fig, ax = _figure(0.6 + 0.32 * len(labels))
-    positions = list(range(len(labels)))[::-1]
-    colors = [HIGHLIGHT if highlight and i in highlight else COLOR for i in range(len(labels))]
-    ax.barh(positions, values, color=colors)
-    ax.set_yticks(positions, [tail(label, 48) for label in labels], fontsize=8)
-    ax.set_title(title, fontsize=10)
-    ax.set_xlabel(xlabel, fontsize=8)
-    ax.tick_params(axis="x", labelsize=8)
-    for pos, value in zip(positions, values, strict=True):
-        ax.text(
-            value, pos, f" {value:.1%}" if percent else f" {value:,.0f}", va="center", fontsize=7
-        )
-    ax.margins(x=0.15)
-    ax.spines[["top", "right"]].set_visible(False)
-    return _to_svg(plt, fig)
+    shown = [tail(label, 48) for label in labels]
+    values = [float(v) if math.isfinite(v) else 0.0 for v in values]
+    left = int(min(340, 12 + CHAR_PX * max(len(label) for label in shown)))
+    right = 64
+    span = WIDTH - left - right
+    top_value = max((v for v in values if v > 0), default=1.0)
+    height = TOP + ROW * len(labels) + BOTTOM
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" role="img" aria-label={quoteattr(_NOT_XML.sub("", title))} '
+        'font-family="sans-serif" font-size="11">',
+        f"<title>{_text(title)}</title>",
+        f'<text x="{WIDTH / 2:.0f}" y="18" text-anchor="middle" font-size="13">{_text(title)}</text>',
+    ]
+    for i, (label, value) in enumerate(zip(shown, values, strict=True)):
+        y = TOP + ROW * i
+        length = max(0.0, value) / top_value * span
+        color = HIGHLIGHT if highlight and i in highlight else COLOR
+        parts.append(f'<rect x="{left}" y="{y + 3}" width="{length:.1f}" height="{ROW - 6}" '
+                     f'fill="{color}"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{_text(label)}</text>')
+        parts.append(f'<text x="{left + length + 4:.1f}" y="{y + 15}" font-size="10">'
+                     f"{_text(_value_text(value, percent))}</text>")
+    axis_y = TOP + ROW * len(labels) + 2
+    parts.append(f'<line x1="{left}" y1="{axis_y}" x2="{left + span}" y2="{axis_y}" '
+                 'stroke="#555" stroke-width="1"/>')
+    for fraction in (0.0, 0.5, 1.0):
+        x = left + fraction * span
+        parts.append(f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{axis_y + 4}" stroke="#555"/>')
+        parts.append(f'<text x="{x:.1f}" y="{axis_y + 15}" text-anchor="middle" font-size="10">'
+                     f"{_text(_value_text(fraction * top_value, percent))}</text>")
+    parts.append(f'<text x="{left + span / 2:.0f}" y="{axis_y + 32}" text-anchor="middle">'
+                 f"{_text(xlabel)}</text>")
+    parts.append("</svg>")
+    return "\n".join(parts)
 
 
 def stall_by_type_chart(stall_by_type: list[dict]) -> str:

@@ -48,6 +48,31 @@ def _threshold_text(thresholds: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def estimate_lines(c: Mapping[str, Any]) -> list[str]:
+    """The estimated time change in words: value, band, basis and why, and what it cannot see."""
+    est = c.get("estimated_time_change")
+    if not isinstance(est, Mapping):
+        return []
+    if est.get("value") is None:
+        return [f"estimated time change: unavailable ({est.get('why')}); verdict from stall checks"]
+    out = [
+        f"estimated time change: {est['value']:+.1%} (band {est['low']:+.1%} … {est['high']:+.1%}, "
+        f"noise floor ±{est['noise_floor']:.0%}), basis {est['basis']}",
+        f"  why: {est['why']}",
+    ]
+    if not est.get("visible", True):
+        out.append("  the traces cannot see this change (same instruction stream, same per-CU "
+                   "timing): re-time the kernel")
+    return out
+
+
+def _est_cell(c: Mapping[str, Any] | None) -> str:
+    est = (c or {}).get("estimated_time_change") or {}
+    if est.get("value") is None:
+        return "-"
+    return f"{est['value']:+.1%} ({est['low']:+.1%} … {est['high']:+.1%})"
+
+
 def _md_cell(text: Any) -> str:
     # Markdown tables break on '|' and newlines; kernel names and asm may contain either.
     return str(text).replace("|", "\\|").replace("\n", " ")
@@ -94,6 +119,7 @@ def _text_one(c: Mapping[str, Any]) -> list[str]:
         f"after:  {after.get('dispatch_dir')} ({after.get('kernel')}, "
         f"{after.get('traced_waves')} waves)",
         f"normalization: {norm['basis']}",
+        *estimate_lines(c),
         "",
         "totals (per wave):",
     ]
@@ -169,15 +195,17 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         out += ["Notes:", ""] + [f"* {_md_cell(n)}" for n in result["notes"]] + [""]
     if result.get("kind") != "hotspots":
         out += [
-            "| kernel / dispatch | status | verdict | stall/wave before | after | change |",
-            "|---|---|---|---:|---:|---:|",
+            "| kernel / dispatch | status | verdict | est. time change (band) "
+            "| stall/wave before | after | change |",
+            "|---|---|---|---:|---:|---:|---:|",
         ]
         for entry in result.get("kernels", []):
             comp = entry.get("comparison")
             stall = comp["totals"]["stall_cycles"] if comp else None
             out.append(
                 f"| {_md_cell(entry['key'])} | {entry['status']} | "
-                f"{entry.get('verdict') or '-'} | {_md_change(stall) if stall else '- | - | -'} |"
+                f"{entry.get('verdict') or '-'} | {_est_cell(comp)} | "
+                f"{_md_change(stall) if stall else '- | - | -'} |"
             )
         out.append("")
     for title, comparison in _sections(result):
@@ -193,6 +221,9 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
         f"Before: `{before.get('dispatch_dir')}` ({before.get('traced_waves')} traced waves); "
         f"after: `{after.get('dispatch_dir')}` ({after.get('traced_waves')} traced waves); "
         f"normalization: {c['normalization']['basis']}.",
+        "",
+        *[f"{'' if line.startswith(' ') else '**'}{_md_cell(line.strip())}"
+          f"{'' if line.startswith(' ') else '**'}  " for line in estimate_lines(c)],
         "",
         "| total | before/wave | after/wave | change |",
         "|---|---:|---:|---:|",

@@ -65,9 +65,8 @@ def fmt_gain(gain: dict | None) -> str:
         return "not estimated"
     if not gain.get("high"):
         return "none expected"
-    return (
-        f"{gain['low']:.1%}–{gain['high']:.1%} of stall cycles ({gain.get('status', 'hypothesis')})"
-    )
+    unit = "of kernel time" if gain.get("unit") == "kernel_time" else "of stall cycles"
+    return f"{gain['low']:.1%}–{gain['high']:.1%} {unit} ({gain.get('status', 'hypothesis')})"
 
 
 def _environment(autoescape: bool):
@@ -160,6 +159,23 @@ def source_heat(hotspot_doc: dict | None, snippets: dict[str, dict] | None) -> l
     )
 
 
+def occupancy_view(dispatch: dict, hotspot_doc: dict | None) -> dict:
+    """Arch candidates, the occupancy they agree on (if they all do), and the measured one."""
+    occ = dispatch.get("occupancy") or {}
+    arch = dispatch.get("arch") or {}
+    per = occ.get("per_candidate") or {}
+    values = {(v or {}).get("waves_per_simd") for v in per.values()}
+    agreed = next(iter(values)) if len(values) == 1 and None not in values else None
+    measured = ((hotspot_doc or {}).get("waves") or {}).get("occupancy") or {}
+    return {
+        "candidates": arch.get("candidates") or list(per),
+        "agreed_waves_per_simd": agreed,
+        "agreed_limited_by": sorted({(v or {}).get("limited_by") or "?" for v in per.values()})
+        if agreed is not None else [],
+        "measured": measured if measured.get("available") else None,
+    }
+
+
 def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | None = None) -> dict:
     """Everything a template needs for one dispatch, in display order."""
     doc = hotspot_doc or {}
@@ -177,8 +193,13 @@ def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | Non
     shown = {line["location"] for line in real}
     top_share = max((line.get("share") or 0 for line in lines), default=0)
     stall_by_type = dispatch.get("stall_by_type") or []
+    totals = dispatch.get("totals") or {}
     return {
         "dispatch": dispatch,
+        "bottleneck": dispatch.get("bottleneck"),
+        "gain_bound": dispatch.get("gain_bound"),
+        "no_stall": not totals.get("stall_cycles") and dispatch.get("format") != "pcsampling",
+        "occupancy": occupancy_view(dispatch, doc),
         "kernel_doc": doc,
         "top_type": stall_by_type[0] if stall_by_type else None,
         "hotspots": [
@@ -231,14 +252,29 @@ def render_charts(view: dict) -> dict[str, str]:
     }
 
 
-def chart_files(summary: dict, hotspot_docs: list[dict]) -> dict[str, str]:
-    """{file name: SVG} of every non-empty chart, named k<kernel>_d<dispatch>_<chart slug>.svg."""
+def plan_charts(summary: dict, hotspot_docs: list[dict]) -> list[list[dict[str, str]]]:
+    """Every chart of the plan, drawn once: ``[kernel][dispatch] -> {title: SVG}`` (summary order)."""
     index = _hotspot_index(hotspot_docs)
+    return [
+        [
+            render_charts(dispatch_view(dispatch, index.get(dispatch.get("dispatch_dir"))))
+            for dispatch in kernel["dispatches"]
+        ]
+        for kernel in summary.get("kernels") or []
+    ]
+
+
+def chart_files(
+    summary: dict, hotspot_docs: list[dict], charts: list[list[dict[str, str]]] | None = None
+) -> dict[str, str]:
+    """{file name: SVG} of every non-empty chart, named k<kernel>_d<dispatch>_<chart slug>.svg.
+
+    ``charts``: the plan's charts from :func:`plan_charts` (drawn here when not given).
+    """
     files = {}
-    for k, kernel in enumerate(summary["kernels"]):
-        for n, dispatch in enumerate(kernel["dispatches"]):
-            view = dispatch_view(dispatch, index.get(dispatch.get("dispatch_dir")))
-            for title, svg in render_charts(view).items():
+    for k, kernel in enumerate(charts if charts is not None else plan_charts(summary, hotspot_docs)):
+        for n, drawn in enumerate(kernel):
+            for title, svg in drawn.items():
                 if svg:
                     slug = title.lower().replace(" / ", "_").replace(" ", "_")
                     files[f"k{k}_d{n}_{slug}.svg"] = svg + "\n"
@@ -250,14 +286,17 @@ def render_html(
     hotspot_docs: list[dict],
     l2_docs: list[dict] | None = None,
     snippets: dict[str, dict[str, dict]] | None = None,
+    charts: list[list[dict[str, str]]] | None = None,
 ) -> str:
-    """plan.html; `snippets`: {dispatch_dir: {location: snippet}} from readers.snippets (optional)."""
+    """plan.html; `snippets`: {dispatch_dir: {location: snippet}} from readers.snippets (optional);
+    `charts`: the plan's charts from :func:`plan_charts` (drawn here when not given)."""
     from markupsafe import Markup
 
     kernels = _views(summary, hotspot_docs, snippets)
-    for kernel in kernels:
-        for view in kernel["dispatches"]:
-            # matplotlib output with prologue/comments stripped; all labels are drawn as paths.
-            view["charts"] = {k: Markup(v) for k, v in render_charts(view).items() if v}
+    for k, kernel in enumerate(kernels):
+        for n, view in enumerate(kernel["dispatches"]):
+            drawn = charts[k][n] if charts is not None else render_charts(view)
+            # matplotlib output with prologue/comments stripped; its text is XML-escaped.
+            view["charts"] = {title: Markup(svg) for title, svg in drawn.items() if svg}
     template = _environment(autoescape=True).get_template("plan.html.j2")
     return template.render(summary=summary, kernels=kernels, l2_docs=l2_docs or [])

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from kerneltrace import atomic
 from kerneltrace.model.dispatchdir import emptiness
 from kerneltrace.rocprof import commands, jobfile, logscan
 
@@ -76,14 +77,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 def promote(tmp_dir: Path, final_dir: Path) -> None:
     """Replace ``final_dir`` by ``tmp_dir`` with renames only (a crash leaves one complete copy)."""
-    old = final_dir.with_name(f".{final_dir.name}.old")
-    if old.exists():
-        shutil.rmtree(old)
-    if final_dir.exists():
-        os.replace(final_dir, old)
-    os.replace(tmp_dir, final_dir)
-    if old.exists():
-        shutil.rmtree(old)
+    atomic.replace_dir(tmp_dir, final_dir)
 
 
 def fresh_tmp(final_dir: Path, tag: str) -> Path:
@@ -155,7 +149,7 @@ def capture_att(*, rocprofv3: str, job: dict[str, object], job_format: str, app:
     for number in range(1, retries + 3):
         tmp = fresh_tmp(final_dir, f"attempt{number}")
         job_path = tmp / f"job{jobfile.job_suffix(job_format)}"
-        job_path.write_text(jobfile.dump_jobs([current], job_format), encoding="utf-8")
+        atomic.write_text(job_path, jobfile.dump_jobs([current], job_format))
         argv = commands.att_argv(rocprofv3, str(job_path), str(tmp), app)
         result = run_logged(argv, env, log_path, timeout)
         findings = logscan.scan_log(result.log_text)

@@ -6,7 +6,7 @@ aggregation invariant (code.json Hit/Latency/Stall/Idle are computed from the wa
 
 API::
 
-    spec = demo_gemm(arch="gfx942")                  # or demo_vec_add(), demo_large(scale)
+    spec = demo_gemm(arch="gfx942")                  # or demo_vec_add(), demo_spill(), demo_large(scale)
     waves = simulate(spec)                           # list[WaveRecord], deterministic per spec.seed
     d = write_dispatch_dir(parent, spec, variant="v3", agent_handle=20001, dispatch_id=1,
                            with_waves=True, with_source=True, with_realtime=True)
@@ -35,7 +35,6 @@ from kerneltrace.synth.runs import (
 from kerneltrace.synth.simulate import WaveRecord, aggregate, decoder_category, simulate
 from kerneltrace.synth.spec import (
     GEMM_LINES,
-    READY_MADE,
     KernelResources,
     KernelSpec,
     LoopRegion,
@@ -45,10 +44,15 @@ from kerneltrace.synth.spec import (
     demo_large,
     demo_vec_add,
 )
+from kerneltrace.synth.spec import READY_MADE as _BASE_KERNELS
+from kerneltrace.synth.spill import SPILL_LINES, demo_spill
 from kerneltrace.synth.writers import VARIANTS, dispatch_dir_name, write_dispatch_dir
+
+READY_MADE = {**_BASE_KERNELS, "demo_spill": demo_spill}  # ready-made kernels by name
 
 __all__ = [
     "GEMM_LINES",
+    "SPILL_LINES",
     "READY_MADE",
     "SYNTH_DEVICES",
     "VARIANTS",
@@ -66,6 +70,7 @@ __all__ = [
     "decoder_category",
     "demo_gemm",
     "demo_large",
+    "demo_spill",
     "demo_vec_add",
     "dispatch_dir_name",
     "dispatch_row",

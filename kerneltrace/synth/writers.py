@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Iterable
@@ -185,10 +184,4 @@ def _write_legacy(put, spec: KernelSpec, waves: list[WaveRecord], with_waves: bo
 
 def _swap_into_place(staging: Path, target: Path) -> None:
     """Rename the finished staging directory over ``target`` (replacing an old one)."""
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-        os.replace(target, old / "d")
-        os.replace(staging, target)
-        shutil.rmtree(old)
-    else:
-        os.replace(staging, target)
+    atomic.replace_dir(staging, target)

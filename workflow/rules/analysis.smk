@@ -44,4 +44,4 @@ rule hotspots:
         topk=config["topk"],
     shell:
         '"$KERNELTRACE_PYTHON" {input.analyzer:q} {params.dispatch_dir:q} --topk {params.topk}'
-        " {params.extra} --json {output.json:q} > {output.text:q} 2> {log:q}"
+        " {params.extra} --json {output.json:q} --text {output.text:q} 2> {log:q}"

@@ -11,9 +11,9 @@ sys.path.insert(0, os.path.abspath(os.path.join(workflow.basedir)))
 
 from kerneltrace.errors import InputError  # noqa: E402
 from kerneltrace.readers.wavefile.reader import wave_files  # noqa: E402
-from kerneltrace.model import dispatchdir  # noqa: E402
 from kerneltrace.rocprof import jobfile  # noqa: E402
 from kerneltrace.rocprof.discover import read_tsv  # noqa: E402
+from kerneltrace.pipeline.manifest import read_manifest  # noqa: E402
 from kerneltrace.pipeline.runs import build_runs  # noqa: E402
 
 REPO = workflow.basedir
@@ -90,11 +90,11 @@ def kernel_name(run, kernel):
 def dispatch_rows(run):
     """Rows of results/{run}/dispatches.tsv; waits for the dispatches checkpoint."""
     manifest = checkpoints.dispatches.get(run=run).output.manifest
-    return dispatchdir.read_manifest(manifest)
+    return read_manifest(manifest)
 
 
 def dispatch_row(run, dispatch):
-    for row in dispatchdir.read_manifest(f"results/{run}/dispatches.tsv"):
+    for row in read_manifest(f"results/{run}/dispatches.tsv"):
         if row["id"] == dispatch:
             return row
     raise WorkflowError(f"dispatch {dispatch} not in results/{run}/dispatches.tsv")
@@ -185,7 +185,9 @@ def has_wave_files(row):
 
 
 def hotspot_args(wildcards):
-    """Optional analyzer arguments, shell-quoted (metadata CSVs found beside the dispatch dir)."""
+    """Optional analyzer arguments, shell-quoted. The CSV metadata is not passed: the analyzer
+    finds it in the capture bundle with the same lookup as on the command line (model.metadata).
+    """
     import shlex
 
     row = dispatch_row(wildcards.run, wildcards.dispatch)
@@ -193,10 +195,9 @@ def hotspot_args(wildcards):
     if has_wave_files(row):
         # wave-level analysis (hotspots/2 `waves`): the plan attributes waits to their loads
         args.append("--waves")
-    if row["kernel_trace_csv"]:
-        args += ["--kernel-trace", row["kernel_trace_csv"]]
-    if row["agent_info_csv"]:
-        args += ["--agent-info", row["agent_info_csv"]]
+    arch = run_spec(wildcards.run).arch
+    if arch:
+        args += ["--arch", arch]
     return shlex.join(args)
 
 
@@ -226,6 +227,11 @@ PMC = config.get("pmc") or {}
 
 def pmc_enabled():
     return bool(PMC.get("enabled"))
+
+
+def pmc_arch(wildcards):
+    """pmc: {arch} when set, else the run's arch key, else "" (found from the captures)."""
+    return PMC.get("arch") or run_spec(wildcards.run).arch or ""
 
 
 def pmc_job_ids(run, kernel):

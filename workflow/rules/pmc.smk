@@ -22,7 +22,7 @@ checkpoint pmc_plan:
         "../envs/analysis.yaml"
     params:
         kernel_name=kernel_name_param,
-        arch=PMC.get("arch", ""),
+        arch=pmc_arch,
         metrics=list(PMC.get("metrics") or []),
         job_format=config["job_format"],
         # discovery output (agent_info.csv names the GPU) lives beside kernels.tsv
@@ -68,7 +68,7 @@ rule l2_analysis:
     params:
         inputs=l2_counter_paths,
         kernel=l2_kernel_name,
-        arch=PMC.get("arch", ""),
+        arch=pmc_arch,
         ideal_gb=PMC.get("ideal_gb", 0),
         peak_gbps=PMC.get("peak_gbps", 0),
     script:

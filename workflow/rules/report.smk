@@ -45,7 +45,8 @@ rule plan:
     # The renderer's CLI (not `script:`): it runs the same with or without Snakemake.
     shell:
         '"$KERNELTRACE_PYTHON" {input.renderer:q} --hotspots {input.hotspots:q} --l2 {input.l2:q}'
-        " --out-dir {params.out_dir:q} --run {wildcards.run:q} --charts > {log:q} 2>&1"
+        " --out-dir {params.out_dir:q} --run {wildcards.run:q} --charts --kept {input.kept:q}"
+        " > {log:q} 2>&1"
 
 
 # reports/{run}/ is self-contained for later comparisons (baseline, compare.py): it keeps the

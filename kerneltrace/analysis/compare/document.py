@@ -15,6 +15,7 @@ from kerneltrace.analysis.compare.align import (
     align_opcodes,
     compare_instructions,
 )
+from kerneltrace.analysis.compare.estimate import estimate_time_change, time_verdict
 from kerneltrace.analysis.compare.lines import UNALIGNED, compare_lines, hotspot_changes
 from kerneltrace.analysis.compare.values import delta, mapped_fraction, num, relative, traced_waves
 from kerneltrace.analysis.compare.verdict import (
@@ -24,6 +25,7 @@ from kerneltrace.analysis.compare.verdict import (
     parse_thresholds,
     verdict_of,
 )
+from kerneltrace.analysis.compare.work import verdict_for_work, work_per_wave
 from kerneltrace.errors import InputError
 from kerneltrace.sourceloc import innermost_location as innermost
 
@@ -111,7 +113,19 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
 
     checks = checks_fired(th, totals["stall_cycles"], by_type, lines["items"], instr_pairs,
                           total_stall_before_pw)
-    verdict, reasons = verdict_of(checks)
+    identical = bool(instr_section["identical_sequence"] and instr_section["matched"])
+    estimate = estimate_time_change(before, after, waves_before=waves_before,
+                                    waves_after=waves_after, identical_stream=identical,
+                                    noise=th.time_noise)
+    verdict, reasons = _verdict(estimate, checks, th, notes)
+    work = work_per_wave(before, after, waves_before, waves_after)
+    # per executed instruction, latency must rise beyond the noise band to stay "regressed"
+    verdict, work_reason = verdict_for_work(verdict, work, max(th.time_change, th.time_noise))
+    if work_reason:
+        reasons = [work_reason, *reasons]
+    elif not work["comparable_per_wave"]:
+        notes.append(f"hits per wave differ ×{work['ratio']:g}: per-wave sums compare different "
+                     "work; see work_per_wave.per_hit")
     if lines["status"] != "matched" and lines.get("reason"):
         notes.append(lines["reason"])
     if occupancy.get("changed"):
@@ -124,7 +138,11 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
         "schema": SCHEMA,
         "kind": "hotspots",
         "verdict": verdict,
+        "verdict_basis": "estimated_time_change" if estimate["value"] is not None
+        else "stall_checks",
         "reasons": reasons,
+        "estimated_time_change": estimate,
+        "work_per_wave": work,
         "thresholds": th.as_dict(),
         "checks": checks,
         "before": _side_info(before, waves_before, waves_source_before),
@@ -145,6 +163,23 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
         "l2": l2,
         "notes": notes,
     }
+
+
+def _verdict(estimate: Mapping[str, Any], checks: list[dict], th: Thresholds,
+             notes: list[str]) -> tuple[str, list[str]]:
+    """The verdict follows the time estimate; fired stall checks are listed as where it moved."""
+    timed = time_verdict(estimate, th.time_change)
+    stall_verdict, stall_reasons = verdict_of(checks)
+    notes.extend(estimate["notes"])
+    if timed is None:
+        notes.append("no time estimate (" + estimate["why"] + "): the verdict follows the stall "
+                     "checks")
+        return stall_verdict, stall_reasons
+    verdict, reason = timed
+    if verdict == "neutral":
+        return verdict, []
+    where = [f"stall check (does not decide the verdict): {r}" for r in stall_reasons]
+    return verdict, [reason, *where]
 
 
 def _side_info(doc: Mapping[str, Any], waves: int | None, waves_source: str) -> dict:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from kerneltrace.analysis.compare.estimate import NOISE_FLOOR
 from kerneltrace.errors import InputError
 
 
@@ -14,11 +15,16 @@ from kerneltrace.errors import InputError
 class Thresholds:
     """When a change counts as a regression (or improvement); relative values are fractions.
 
-    A check fires only when the relative change reaches its threshold AND the absolute change
+    The verdict follows the estimated time change (kerneltrace.analysis.compare.estimate): its band
+    (value ± ``time_noise``) must exclude zero and ``|value|`` must reach ``time_change``. The
+    stall checks below say where stall moved; they decide the verdict only when no time estimate
+    exists (no wave files and no code.json latency on one side). A check fires only when the relative change reaches its threshold AND the absolute change
     clears the floor, so tiny kernels and cold lines do not flip the verdict on noise.
     ``None`` disables a check.
     """
 
+    time_change: float = 0.0  # |estimated time change| needed beyond the band (0 = band only)
+    time_noise: float = NOISE_FLOOR  # half-width of the band (noise floor of repeated captures)
     total_stall: float | None = 0.10  # per-wave total stall cycles, relative change
     line_stall: float | None = 0.25  # per-wave stall of one matched source line, relative change
     type_stall: float | None = None  # per-wave stall of one stall type, relative change
@@ -67,10 +73,14 @@ def parse_thresholds(spec: str | Mapping[str, Any] | None,
 
 
 def _parse_value(name: str, value: Any) -> float | None:
+    if isinstance(value, str) and not value.strip():
+        raise InputError(f"threshold {name}= has no value", "--fail-on",
+                         f"write {name}=5% (a percentage), {name}=0.05 (a fraction) or {name}=off")
     # YAML reads a bare `off` as False (config files, --config): treat it as "off" too.
     if value is None or value is False or (
-            isinstance(value, str) and value.lower() in ("off", "none", "")):
-        if name in ("min_stall_per_wave", "min_share", "hotspot_share"):
+            isinstance(value, str) and value.lower() in ("off", "none")):
+        if name in ("min_stall_per_wave", "min_share", "hotspot_share", "time_change",
+                    "time_noise"):
             return 0.0
         return None
     try:

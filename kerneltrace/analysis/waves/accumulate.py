@@ -10,10 +10,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kerneltrace.analysis.waves.loops import LoopTotals, add_wave_loops
-from kerneltrace.analysis.waves.peers import PeerTotals, add_peer_group
-from kerneltrace.analysis.waves.waitcnt import WaitTotals, attribute_waits
-from kerneltrace.readers.wavefile.reader import CATEGORY_JUMP
+from kerneltrace.analysis.waves.loops import LoopTotals, add_group_loops, merge_loops
+from kerneltrace.analysis.waves.peers import PeerTotals, add_peer_group, merge_peers
+from kerneltrace.analysis.waves.waitcnt import WaitTotals, attribute_waits, merge_waits
 
 if TYPE_CHECKING:
     import numpy as np
@@ -59,6 +58,28 @@ def grow(totals: WaveTotals, size: int) -> None:
         grown[:totals.rows] = getattr(totals, name)
         setattr(totals, name, grown)
     totals.rows = size
+
+
+def merge_totals(into: WaveTotals, other: WaveTotals) -> None:
+    """Add `other` (the wave files after those of `into`) to `into`.
+
+    Both have their waits flushed and, when present, their peers reduced (stream.py).
+    """
+    grow(into, other.rows)
+    grow(other, into.rows)
+    for name in ("hits", "latency", "stall", "idle"):
+        getattr(into, name)[:] += getattr(other, name)
+    into.files += other.files
+    into.bytes += other.bytes
+    into.layouts |= other.layouts
+    into.skipped.extend(other.skipped)
+    into.per_wave.extend(other.per_wave)
+    merge_waits(into.waits, other.waits)
+    merge_loops(into.loops, other.loops)
+    for se, cu in other.traced_cu.items():
+        into.traced_cu.setdefault(se, cu)
+    if into.peers is not None and other.peers is not None:
+        merge_peers(into.peers, other.peers)
 
 
 def implausible_waves(waves: list[WaveFile], code_rows: int) -> dict[int, str]:
@@ -123,6 +144,97 @@ def implausible_waves(waves: list[WaveFile], code_rows: int) -> dict[int, str]:
     return reasons
 
 
+@dataclass
+class Group:
+    """A group of waves concatenated once: per-instruction columns and per-wave scalars.
+
+    Every whole-group pass (plausibility, sums, states, waitcnt attribution, loops) works on
+    these arrays; instruction i of the group belongs to wave `owner[i]`, whose instructions are
+    `start[w]:start[w] + lengths[w]`.
+    """
+
+    waves: list[WaveFile]
+    lengths: np.ndarray  # instructions per wave
+    start: np.ndarray  # first instruction of each wave in the group arrays
+    owner: np.ndarray  # wave index of each instruction
+    time: np.ndarray
+    category: np.ndarray
+    stall: np.ndarray
+    duration: np.ndarray
+    line: np.ndarray
+    begin: np.ndarray  # per wave
+    end: np.ndarray  # per wave
+    timeline: np.ndarray  # (state, duration) rows of all waves
+    timeline_lengths: np.ndarray  # timeline rows per wave
+    wait_entries: np.ndarray  # waitcnt entries per wave
+    wait_rows: np.ndarray  # code row of each waitcnt entry
+    wait_offsets: np.ndarray  # each wave's CSR offsets (entries + 1 each), end to end
+    wait_producers: np.ndarray  # producer row of each (entry, producer) pair
+
+    @classmethod
+    def of(cls, waves: list[WaveFile]) -> Group:
+        import numpy as np
+
+        count = len(waves)
+        lengths = np.fromiter((len(wave.instructions) for wave in waves), np.int64, count)
+        start = np.zeros(count, np.int64)
+        np.cumsum(lengths[:-1], out=start[1:])
+        if lengths.sum():
+            # one transposing copy: five contiguous columns are faster in every later pass
+            columns = np.concatenate([wave.instructions for wave in waves]).T.copy()
+        else:
+            columns = np.zeros((5, 0), np.int64)
+        owner = np.repeat(np.arange(count), lengths)
+        begin = np.fromiter((wave.begin for wave in waves), np.int64, count)
+        end = np.fromiter((wave.end for wave in waves), np.int64, count)
+
+        def joined(arrays: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
+            return np.concatenate(arrays) if arrays else np.zeros(shape, np.int64)
+
+        return cls(
+            waves, lengths, start, owner, *columns, begin, end,
+            timeline=joined([wave.timeline for wave in waves], (0, 2)),
+            timeline_lengths=np.fromiter((len(wave.timeline) for wave in waves), np.int64, count),
+            wait_entries=np.fromiter((len(wave.waitcnt_lines) for wave in waves), np.int64, count),
+            wait_rows=joined([wave.waitcnt_lines for wave in waves], (0,)),
+            wait_offsets=joined([wave.waitcnt_offsets for wave in waves], (0,)),
+            wait_producers=joined([wave.waitcnt_producers[:, 0] for wave in waves], (0,)),
+        )
+
+
+def plausible(group: Group, code_rows: int) -> bool:
+    """True when no wave of the group can be implausible (cheap whole-group bounds).
+
+    The same rules as implausible_waves, checked with a few reductions; only a group that
+    fails one of them takes implausible_waves' position-by-position look (its wording).
+    """
+
+    if (group.end < group.begin).any():
+        return False
+    for joined in (group.wait_rows, group.wait_producers):
+        if len(joined) and (joined.min() < 0 or joined.max() >= code_rows):
+            return False
+    if len(group.timeline) and group.timeline[:, 1].min() < 0:
+        return False
+    if not len(group.line):
+        return True
+    if group.line.min() < 0 or group.line.max() >= code_rows or group.stall.min() < 0:
+        return False
+    if group.duration.min() < 0 or (group.stall > group.duration).any():
+        return False
+    down = group.time[1:] < group.time[:-1]  # compared, not subtracted: no overflow
+    # a step down is fine only where the next wave starts
+    boundaries = (group.start + group.lengths)[:-1] - 1
+    down[boundaries[(boundaries >= 0) & (boundaries < len(down))]] = False
+    if down.any():
+        return False
+    # issue times never decrease within a wave: its first and last bound all of them
+    ran = group.lengths > 0
+    last = group.start + group.lengths - 1
+    return not ((group.time[group.start[ran]] < group.begin[ran]).any()
+                or (group.time[last[ran]] > group.end[ran]).any())
+
+
 def add_group(totals: WaveTotals, waves: list[WaveFile], mfma_by_line: np.ndarray) -> None:
     """Accumulate a group of waves with numpy calls over the whole group (not per wave).
 
@@ -134,8 +246,9 @@ def add_group(totals: WaveTotals, waves: list[WaveFile], mfma_by_line: np.ndarra
 
     if not waves:
         return
-    implausible = implausible_waves(waves, totals.rows)
-    if implausible:
+    group = Group.of(waves)
+    if not plausible(group, totals.rows):
+        implausible = implausible_waves(waves, totals.rows)
         for position, why in sorted(implausible.items()):
             totals.files += 1
             totals.bytes += waves[position].nbytes
@@ -143,6 +256,7 @@ def add_group(totals: WaveTotals, waves: list[WaveFile], mfma_by_line: np.ndarra
         waves = [wave for position, wave in enumerate(waves) if position not in implausible]
         if not waves:
             return
+        group = Group.of(waves)
     for wave in waves:
         totals.files += 1
         totals.bytes += wave.nbytes
@@ -151,48 +265,44 @@ def add_group(totals: WaveTotals, waves: list[WaveFile], mfma_by_line: np.ndarra
             totals.traced_cu.setdefault(wave.se, wave.cu)
     count = len(waves)
     # Time per state and wave: one bincount over (wave, state) keys.
-    timeline_lengths = np.array([len(wave.timeline) for wave in waves])
     states = np.zeros((count, 5), np.int64)
-    if timeline_lengths.sum():
-        timeline = np.concatenate([wave.timeline for wave in waves])
-        owner = np.repeat(np.arange(count), timeline_lengths)
+    if len(group.timeline):
+        timeline = group.timeline
+        owner = np.repeat(np.arange(count), group.timeline_lengths)
         known = (timeline[:, 0] >= 0) & (timeline[:, 0] <= 4)
         states = np.bincount(owner[known] * 5 + timeline[known, 0], weights=timeline[known, 1],
                              minlength=5 * count).astype(np.int64).reshape(count, 5)
-    lengths = np.array([len(wave.instructions) for wave in waves])
-    for wave, wave_states, n_instructions in zip(waves, states[:, 1:5].tolist(), lengths.tolist(),
-                                                  strict=True):
-        totals.per_wave.append((wave.path.name, wave.se, wave.simd, wave.slot, wave.begin,
-                                wave.end, n_instructions, *wave_states))
-    if not lengths.sum():
+    totals.per_wave.extend(
+        (wave.path.name, wave.se, wave.simd, wave.slot, wave.begin, wave.end, n_instructions,
+         *wave_states)
+        for wave, wave_states, n_instructions in zip(waves, states[:, 1:5].tolist(),
+                                                     group.lengths.tolist(), strict=True))
+    if not len(group.line):
         return
-    ins = np.concatenate([wave.instructions for wave in waves])
-    owner = np.repeat(np.arange(count), lengths)
-    wave_start = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    time, category, stall, duration, line = ins.T
+    time, stall, duration, line = group.time, group.stall, group.duration, group.line
     grow(totals, int(line.max()) + 1)
     # The decoder's accumulation (rocprof-formats.md §8.10): idle = gap after the latest end so
     # far in the wave. A per-wave running max over the group: offset wave w by w * span so
     # that no value of an earlier wave can exceed a later wave's values.
-    begins = np.array([wave.begin for wave in waves])
     previous = np.empty_like(time)
     previous[1:] = time[:-1] + duration[:-1]
-    has_instructions = lengths > 0
-    previous[wave_start[has_instructions]] = begins[has_instructions]
+    ran = group.lengths > 0
+    previous[group.start[ran]] = group.begin[ran]
     low = min(int(previous.min()), int(time.min()))
     span = int(max(previous.max(), (time + duration).max())) - low + 1
-    offset = owner * span
-    prev_end = np.maximum.accumulate(previous - low + offset) - offset + low
+    offset = group.owner * span
+    previous -= low
+    previous += offset
+    prev_end = np.maximum.accumulate(previous)
+    prev_end -= offset
+    prev_end += low
     idle = np.maximum(time - prev_end, 0)
     n_rows = totals.rows
     totals.hits += np.bincount(line, minlength=n_rows)
     for name, values in (("latency", duration), ("stall", stall), ("idle", idle)):
         # float64 sums of int64 values are exact below 2**53 cycles per group
         getattr(totals, name)[:] += np.bincount(line, weights=values, minlength=n_rows).astype(np.int64)
-    attribute_waits(totals.waits, waves, owner, line, stall)
+    attribute_waits(totals.waits, group)
     if totals.peers is not None:
-        add_peer_group(totals.peers, waves, owner, time, stall, duration, line, idle, prev_end)
-    # Loops are per wave, but only waves with a taken backward branch need a look.
-    backward = (category[:-1] == CATEGORY_JUMP) & (line[1:] < line[:-1]) & (owner[1:] == owner[:-1])
-    for index in np.unique(owner[:-1][backward]).tolist():
-        add_wave_loops(totals.loops, waves[index], mfma_by_line)
+        add_peer_group(totals.peers, waves, group.owner, time, stall, duration, line, idle, prev_end)
+    add_group_loops(totals.loops, group, mfma_by_line)

@@ -4,6 +4,7 @@
 batch at a time) in groups into small per-line and per-loop accumulators and assembles the
 `waves` object of the `kerneltrace.hotspots/2` document (field reference: docs/waves-json.md).
 Each concern lives in its own module (definitions and the "why" of each rule are there):
+* stream.py       reading the files in groups, in one process or two (forked child)
 * accumulate.py   WaveTotals, whole-group numpy pass (invariant sums, per-wave states)
 * states.py       states, durations, spread, longest/shortest waves
 * waitcnt.py      waitcnt attribution to the youngest drained producer
@@ -17,20 +18,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kerneltrace.analysis.waves.accumulate import WaveTotals, add_group
+from kerneltrace.analysis.waves.accumulate import WaveTotals
 from kerneltrace.analysis.waves.consistency import consistency, listed_wave_files
 from kerneltrace.analysis.waves.loops import HOT_LOOPS, loop_summary, mfma_pass_cycles_by_row
 from kerneltrace.analysis.waves.occupancy import SERIES_POINTS, occupancy_summary
 from kerneltrace.analysis.waves.peers import PeerTotals, peer_summary
 from kerneltrace.analysis.waves.states import EXTREME_WAVES, STATE_KEYS, state_summary
-from kerneltrace.analysis.waves.waitcnt import (
-    HOT_WAITS,
-    PENDING_LIMIT,
-    flush_waits,
-    waitcnt_summary,
-)
-from kerneltrace.errors import InputError
-from kerneltrace.readers.wavefile.reader import WaveFile, iter_wave_files, wave_files
+from kerneltrace.analysis.waves.stream import GROUP_INSTRUCTIONS, GROUP_WAVES, accumulate
+from kerneltrace.analysis.waves.waitcnt import HOT_WAITS, PENDING_LIMIT, waitcnt_summary
+from kerneltrace.readers.wavefile.reader import wave_files
 
 if TYPE_CHECKING:
     from kerneltrace.readers.codejson import CodeTable
@@ -42,36 +38,28 @@ __all__ = [
     "occupancy_summary",
 ]
 
-GROUP_WAVES = 512  # waves accumulated per numpy pass
-GROUP_INSTRUCTIONS = 1 << 16  # … or instructions (bounds memory: a few MB of temporaries)
+def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = None) -> dict:
+    """The `waves` object of the hotspot document (kerneltrace.hotspots/2) for one dispatch dir.
 
-
-def analyze_waves(dispatch_dir: Path, table: CodeTable) -> dict:
-    """The `waves` object of the hotspot document (kerneltrace.hotspots/2) for one dispatch dir."""
+    `workers`: processes reading the files (1 or 2; None = automatic, see stream.py).
+    """
     import numpy as np
 
     dispatch_dir = Path(dispatch_dir)
     paths = wave_files(dispatch_dir)
     rows = {row.index: row for row in table.rows}
-    totals = WaveTotals.empty(max([*rows, 0]) + 1)
-    totals.peers = PeerTotals.empty(table, totals.rows)
+    code_rows = max([*rows, 0]) + 1
+
+    def new_totals() -> WaveTotals:
+        totals = WaveTotals.empty(code_rows)
+        totals.peers = PeerTotals.empty(table, code_rows)
+        return totals
+
     mfma_rows, mfma_unknown = mfma_pass_cycles_by_row(table)
-    mfma_by_line = np.zeros(totals.rows, np.int64)
+    mfma_by_line = np.zeros(code_rows, np.int64)
     for index, cycles in mfma_rows.items():
         mfma_by_line[index] = cycles
-    group: list[WaveFile] = []
-    group_instructions = 0
-    for item in iter_wave_files(paths):
-        if isinstance(item, InputError):
-            totals.skipped.append({"file": Path(item.where).name, "error": item.what})
-            continue
-        group.append(item)
-        group_instructions += len(item.instructions)
-        if len(group) >= GROUP_WAVES or group_instructions >= GROUP_INSTRUCTIONS:
-            add_group(totals, group, mfma_by_line)
-            group, group_instructions = [], 0
-    add_group(totals, group, mfma_by_line)
-    flush_waits(totals.waits)
+    totals = accumulate(paths, new_totals, mfma_by_line, workers)
     return {
         "files": totals.files,
         "bytes": totals.bytes,

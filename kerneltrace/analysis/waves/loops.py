@@ -17,14 +17,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from kerneltrace.analysis.waves.arrays import sorted_unique
 from kerneltrace.analysis.waves.rows import row_ref
 from kerneltrace.readers.wavefile.reader import CATEGORY_JUMP
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from kerneltrace.analysis.waves.accumulate import Group
     from kerneltrace.readers.codejson import CodeRow, CodeTable
-    from kerneltrace.readers.wavefile.reader import WaveFile
 
 HOT_LOOPS = 5
 
@@ -66,57 +67,123 @@ def mfma_pass_cycles_by_row(table: CodeTable) -> tuple[dict[int, int], list[int]
     return cycles, unknown
 
 
-def add_wave_loops(loops: dict[int, LoopTotals], wave: WaveFile, mfma_by_line: np.ndarray) -> None:
-    """Add the loops one wave ran (headers of its taken backward jumps) to `loops`."""
+def add_group_loops(loops: dict[int, LoopTotals], group: Group, mfma_by_line: np.ndarray) -> None:
+    """Add the loops the waves of `group` ran (headers of their taken backward jumps) to `loops`.
+
+    Whole-group passes: a loop instance is a (wave, header row) pair; the executions of its
+    header are sorted by (pair, position) and cut into segments at its entries, so that every
+    per-wave quantity below is a segment or pair reduction. Only the per-pair totals are
+    added to the LoopTotals in Python (one step per loop a wave ran, not per instruction).
+    """
     import numpy as np
 
-    ins = wave.instructions
-    time, category, line = ins[:, 0], ins[:, 1], ins[:, 4]
-    jumps = np.flatnonzero((category[:-1] == CATEGORY_JUMP) & (line[1:] < line[:-1]))
+    time, category, line, owner = group.time, group.category, group.line, group.owner
+    n = len(line)
+    if n < 2:
+        return
+    # taken backward jumps inside one wave; their targets are the loop headers
+    jumps = np.flatnonzero((category[:-1] == CATEGORY_JUMP) & (line[1:] < line[:-1])
+                           & (owner[1:] == owner[:-1]))
     if not len(jumps):
         return
+    rows = int(line.max()) + 1
+    pair_of_jump = owner[jumps + 1] * rows + line[jumps + 1]
+    pairs = sorted_unique(pair_of_jump)
+    is_header_row = np.zeros(rows, bool)
+    is_header_row[pairs % rows] = True
+    # every execution of a header row in a wave where that row is a loop header
+    executions = np.flatnonzero(is_header_row[line])
+    keys = owner[executions] * rows + line[executions]
+    pair = np.searchsorted(pairs, keys)
+    pair = np.minimum(pair, len(pairs) - 1)
+    mine = pairs[pair] == keys
+    executions, pair = executions[mine], pair[mine]  # already sorted by (wave, position)
+    order = np.argsort(pair, kind="stable")  # by (pair, position)
+    executions, pair = executions[order], pair[order]
+    counted = np.bincount(pair, minlength=len(pairs))  # header executions per pair
+    first_of_pair = np.ones(len(pair), bool)
+    first_of_pair[1:] = pair[1:] != pair[:-1]
+    is_target = np.zeros(n, bool)
+    is_target[jumps + 1] = True
+    # An entry reaches the header other than by a back jump; the wave's first header
+    # execution is one too (rotated loops are entered by a jump from a pre-header placed
+    # after the body, which looks like a back jump).
+    entry = ~is_target[executions] | first_of_pair
+    # latches: back jumps whose target is not an entry (not the pair's first execution)
+    first_execution = np.full(len(pairs), -1)
+    first_execution[pair[first_of_pair]] = executions[first_of_pair]
+    jump_pair = np.searchsorted(pairs, pair_of_jump)
+    latch = first_execution[jump_pair] != jumps + 1
+    has_latch = np.bincount(jump_pair[latch], minlength=len(pairs)) > 0
+    last_latch_row = np.full(len(pairs), -1)
+    np.maximum.at(last_latch_row, jump_pair[latch], line[jumps[latch]])
+    # segments: header executions from one entry up to the next
+    segment_start = np.flatnonzero(entry)
+    segment_stop = np.append(segment_start[1:], len(executions)) - 1
+    segment_pair = pair[segment_start]
+    starts, stops = executions[segment_start], executions[segment_stop]
+    complete = stops > starts  # segments with at least one jump back
+    entries = np.bincount(segment_pair, minlength=len(pairs))
+    has_complete = np.bincount(segment_pair[complete], minlength=len(pairs)) > 0
     in_range = line < len(mfma_by_line)
     pass_cycles = np.where(in_range, mfma_by_line[np.where(in_range, line, 0)], 0)
-    cumulative_mfma = np.concatenate(([0], np.cumsum(pass_cycles)))
-    for header in np.unique(line[jumps + 1]).tolist():
-        back = jumps[line[jumps + 1] == header]
-        headers = np.flatnonzero(line == header)
-        # An entry reaches the header other than by a back jump; the wave's first header
-        # execution is one too (rotated loops are entered by a jump from a pre-header placed
-        # after the body, which looks like a back jump).
-        entries = np.union1d(np.setdiff1d(headers, back + 1, assume_unique=True), headers[:1])
-        latches = np.setdiff1d(back, entries - 1, assume_unique=True)
-        if not len(latches):
-            continue  # a jump back to straight-line code (e.g. an outlined block), not a loop
-        # Header executions grouped by the entry (segment) they follow.
-        segment = np.searchsorted(entries, headers, "right") - 1
-        headers, segment = headers[segment >= 0], segment[segment >= 0]
-        last_header = np.full(len(entries), -1)
-        np.maximum.at(last_header, segment, headers)
-        complete = last_header > entries  # segments with at least one jump back
-        if not complete.any():
-            continue
-        starts, stops = entries[complete], last_header[complete]
+    cumulative_mfma = np.zeros(n + 1, np.int64)
+    np.cumsum(pass_cycles, out=cumulative_mfma[1:])
+    span = np.where(complete, time[stops] - time[starts], 0)
+    mfma = np.where(complete, cumulative_mfma[stops] - cumulative_mfma[starts], 0)
+    measured = np.bincount(segment_pair, weights=span, minlength=len(pairs)).astype(np.int64)
+    mfma_cycles = np.bincount(segment_pair, weights=mfma, minlength=len(pairs)).astype(np.int64)
+    last_execution = np.full(len(pairs), -1)
+    np.maximum.at(last_execution, pair, executions)
+    wave_of = pairs // rows
+    measured_iterations = counted - entries
+    per_iteration = measured / np.maximum(measured_iterations, 1)
+    loop_end = time[last_execution] + per_iteration
+    # int() of the float difference truncates toward zero, as Python's int() does
+    epilogue = np.maximum(np.trunc(group.end[wave_of] - loop_end), 0).astype(np.int64)
+    prologue = time[first_execution] - group.begin[wave_of]
+    valid = np.flatnonzero(has_latch & has_complete)
+    waves = group.waves
+    # the complete segments of pair p, in position order, are a contiguous run (by pair)
+    complete_pair = segment_pair[complete]
+    low = np.searchsorted(complete_pair, valid, "left").tolist()
+    high = np.searchsorted(complete_pair, valid, "right").tolist()
+    interval_starts = time[starts[complete]].tolist()
+    interval_stops = time[stops[complete]].tolist()
+    for first, last, header, wave, latch_row, iterations, entered, cycles, loop_mfma, before, after in zip(
+            low, high, (pairs[valid] % rows).tolist(), wave_of[valid].tolist(),
+            last_latch_row[valid].tolist(), counted[valid].tolist(), entries[valid].tolist(),
+            measured[valid].tolist(), mfma_cycles[valid].tolist(), prologue[valid].tolist(),
+            epilogue[valid].tolist(), strict=True):
         loop = loops[header]
-        loop.last_index = max(loop.last_index, int(line[latches].max()))
-        loop.iterations += len(headers)
-        loop.entries += len(entries)
-        loop.measured_iterations += len(headers) - len(entries)
-        spans = time[stops] - time[starts]
-        measured = int(spans.sum())
-        loop.measured_cycles += measured
-        mfma = int((cumulative_mfma[stops] - cumulative_mfma[starts]).sum())
-        loop.mfma_cycles += mfma
+        loop.last_index = max(loop.last_index, latch_row)
+        loop.iterations += iterations
+        loop.entries += entered
+        loop.measured_iterations += iterations - entered
+        loop.measured_cycles += cycles
+        loop.mfma_cycles += loop_mfma
         loop.waves += 1
-        per_iteration = measured / max(len(headers) - len(entries), 1)
-        loop.prologue += int(time[entries[0]]) - wave.begin
-        loop_end = int(time[last_header.max()]) + per_iteration
-        loop.epilogue += max(int(wave.end - loop_end), 0)
-        loop.wave_cycles += wave.end - wave.begin
-        simd = (wave.se, wave.simd)
-        loop.simd_intervals[simd].extend(zip(time[starts].tolist(), time[stops].tolist(),
-                                             strict=True))
-        loop.simd_mfma[simd] += mfma
+        loop.prologue += before
+        loop.epilogue += after
+        loop.wave_cycles += waves[wave].end - waves[wave].begin
+        simd = (waves[wave].se, waves[wave].simd)
+        loop.simd_mfma[simd] += loop_mfma
+        loop.simd_intervals[simd].extend(zip(interval_starts[first:last],
+                                             interval_stops[first:last], strict=True))
+
+
+def merge_loops(into: dict[int, LoopTotals], other: dict[int, LoopTotals]) -> None:
+    """Add the loop totals `other` (other waves) to `into`."""
+    for header, loop in other.items():
+        merged = into[header]
+        merged.last_index = max(merged.last_index, loop.last_index)
+        for name in ("iterations", "entries", "measured_iterations", "measured_cycles",
+                     "mfma_cycles", "waves", "prologue", "epilogue", "wave_cycles"):
+            setattr(merged, name, getattr(merged, name) + getattr(loop, name))
+        for simd, intervals in loop.simd_intervals.items():
+            merged.simd_intervals[simd].extend(intervals)
+        for simd, cycles in loop.simd_mfma.items():
+            merged.simd_mfma[simd] += cycles
 
 
 def union_length(intervals: list[tuple[int, int]]) -> int:

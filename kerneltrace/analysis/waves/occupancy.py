@@ -4,9 +4,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SERIES_POINTS = 64  # occupancy series length (for charts)
+
+
+def event_rows(events: list) -> np.ndarray:
+    """The first 6 fields of each event with at least 6, as int64 rows."""
+    import numpy as np
+
+    # the usual case, every event a row of the same width of plain integers, in one C call
+    try:
+        table = np.array(events)
+    except (ValueError, TypeError, OverflowError):
+        table = None
+    if table is not None and table.ndim == 2 and table.dtype == np.int64:
+        return table[:, :6] if table.shape[1] >= 6 else np.zeros((0, 6), np.int64)
+    return np.asarray([event[:6] for event in events if len(event) >= 6], dtype=np.int64)
 
 
 def occupancy_summary(dispatch_dir: Path, traced_cu: dict[int, int]) -> dict[str, Any]:
@@ -28,9 +45,11 @@ def occupancy_summary(dispatch_dir: Path, traced_cu: dict[int, int]) -> dict[str
             return {"available": False,
                     "note": "legacy occupancy.json (packed 64-bit events) is not decoded"}
         se = int(key)
-        rows = np.asarray([event[:6] for event in events if len(event) >= 6], dtype=np.int64)
         cu = traced_cu.get(se)
-        if cu is None or not len(rows):
+        if cu is None:
+            continue
+        rows = event_rows(events)
+        if not len(rows):
             continue
         rows = rows[rows[:, 1] == cu]
         if not len(rows):

@@ -46,6 +46,7 @@ _PIPE_OF_TYPE = {
 BUCKETS_PER_OCTAVE = 8
 BUCKETS = 8 * 40  # up to 2**40 cycles per hit
 TOP_ROWS = 64  # instructions listed with per-hit percentiles and non-hidden cost
+SCOPES = 1 << 20  # (se, simd) scope keys are se * 64 + simd: below this for any real se
 
 
 def row_pipes(table: CodeTable, rows: int) -> tuple[Any, Any]:
@@ -78,6 +79,10 @@ class PeerTotals:
     lifetimes: list[tuple] = field(default_factory=list)  # (key, begin, end) arrays per group
     windows: list[tuple] = field(default_factory=list)  # (key, from, to, row) wait windows
     barrier_waits: dict[int, list] = field(default_factory=dict)  # row -> [(sum, hits) per wave]
+    # what reduce_peers folded the intervals and windows into (additive over disjoint SIMDs)
+    resident: int = 0  # Σ union of wave lifetimes per SIMD
+    busy: list[int] = field(default_factory=lambda: [0] * len(PIPES))  # Σ union per pipe and SIMD
+    uncovered: Any = None  # per row: wait-window cycles during which no wave of the SIMD issued
 
     @classmethod
     def empty(cls, table: CodeTable, rows: int) -> PeerTotals:
@@ -85,7 +90,13 @@ class PeerTotals:
 
         pipe, barrier = row_pipes(table, rows)
         return cls(rows, pipe, barrier, np.zeros(rows, np.int64), np.zeros(rows, np.int64),
-                   np.zeros((rows, BUCKETS), np.int64), [[] for _ in PIPES])
+                   np.zeros((rows, BUCKETS), np.int64), [[] for _ in PIPES],
+                   uncovered=np.zeros(rows, np.int64))
+
+
+def scope_key(se: int | None, simd: int | None) -> int:
+    """The key of a wave's SIMD in the per-SIMD unions."""
+    return (se or 0) * 64 + (simd or 0)
 
 
 def _merge(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -93,22 +104,26 @@ def _merge(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.n
     import numpy as np
 
     keep = ends > starts
-    keys, starts, ends = keys[keep], starts[keep], ends[keep]
+    if not keep.all():
+        keys, starts, ends = keys[keep], starts[keep], ends[keep]
     if not len(keys):
         empty = np.zeros(0, np.int64)
         return empty, empty, empty
-    order = np.lexsort((starts, keys))
-    keys, starts, ends = keys[order], starts[order], ends[order]
-    # running max of ends inside each key: shift every key into its own range
     low = int(starts.min())
     span = int(ends.max()) - low + 1
-    shifted_end = np.maximum.accumulate(ends - low + keys * span) - keys * span + low
+    shift = keys * span  # keys >= 0: every key gets its own range of times
+    # one stable sort of (key, start) packed in an int64 (the order lexsort gives); the
+    # streams arrive nearly sorted (issue times grow within a wave), which a stable sort uses
+    order = np.argsort(shift + (starts - low), kind="stable")
+    keys, starts, ends, shift = keys[order], starts[order], ends[order], shift[order]
+    # running max of ends inside each key: shift every key into its own range
+    shifted_end = np.maximum.accumulate(ends - low + shift) - shift + low
     new = np.ones(len(keys), bool)
     new[1:] = (keys[1:] != keys[:-1]) | (starts[1:] > shifted_end[:-1])
-    group = np.cumsum(new) - 1
-    merged_end = np.zeros(int(group[-1]) + 1, np.int64)
-    np.maximum.at(merged_end, group, shifted_end)
-    return keys[new], starts[new], merged_end
+    first = np.flatnonzero(new)
+    # the running max is non-decreasing inside a key: a merged interval ends at its last member
+    last = np.append(first[1:] - 1, len(keys) - 1)
+    return keys[first], starts[first], shifted_end[last]
 
 
 def _covered(keys, starts, ends, q_keys, q_from, q_to):
@@ -123,17 +138,16 @@ def _covered(keys, starts, ends, q_keys, q_from, q_to):
     e = ends - low + keys * span
     prefix = np.concatenate(([0], np.cumsum(e - s)))
 
+    a = q_from - low + q_keys * span
+    b = np.maximum(q_to, q_from) - low + q_keys * span
+    # a start past every query: the interval after the last one covers nothing of any query
+    s = np.append(s, max(int(s.max()), int(b.max())) + 1)
+
     def until(t):
         # covered cycles of the key's intervals before time t (t already shifted)
         done = np.searchsorted(e, t, side="right")
-        partial = np.zeros(len(t), np.int64)
-        inside = done < len(s)
-        idx = done[inside]
-        partial[inside] = np.clip(t[inside] - s[idx], 0, None)
-        return prefix[done] + partial
+        return prefix[done] + np.maximum(t - s[done], 0)
 
-    a = q_from - low + q_keys * span
-    b = np.maximum(q_to, q_from) - low + q_keys * span
     return until(b) - until(a)
 
 
@@ -144,17 +158,31 @@ def add_peer_group(peers: PeerTotals, waves: list[WaveFile], owner, time, stall,
 
     if not len(line):
         return
-    scope_of_wave = np.array([(wave.se or 0) * 64 + (wave.simd or 0) for wave in waves], np.int64)
+    scope_of_wave = np.array([scope_key(wave.se, wave.simd) for wave in waves], np.int64)
     scope = scope_of_wave[owner]
     pipe = peers.pipe[line]
     issue_start = time + stall
     issue_end = time + np.maximum(stall, duration)
     peers.lifetimes.append((scope_of_wave, np.array([wave.begin for wave in waves], np.int64),
                             np.array([wave.end for wave in waves], np.int64)))
-    for index in range(len(PIPES)):
-        mask = pipe == index
-        if mask.any():  # merged per group already: the end-of-run merge stays small
-            peers.pipe_intervals[index].append(_merge(scope[mask], issue_start[mask], issue_end[mask]))
+    # merged per group already (the end-of-run merge stays small): all pipes in one merge whose
+    # key is (pipe, scope); each pipe's merged intervals are then one contiguous run
+    if scope_of_wave.min() >= 0 and scope_of_wave.max() < SCOPES:
+        piped = pipe >= 0
+        keys, starts, ends = _merge(pipe[piped] * SCOPES + scope[piped], issue_start[piped],
+                                    issue_end[piped])
+        bounds = np.searchsorted(keys, np.arange(len(PIPES) + 1) * SCOPES).tolist()
+        for index in range(len(PIPES)):
+            low, high = bounds[index], bounds[index + 1]
+            if high > low:
+                peers.pipe_intervals[index].append(
+                    (keys[low:high] - index * SCOPES, starts[low:high], ends[low:high]))
+    else:  # scope keys outside [0, SCOPES) (odd file names): one merge per pipe
+        for index in range(len(PIPES)):
+            mask = pipe == index
+            if mask.any():
+                peers.pipe_intervals[index].append(_merge(scope[mask], issue_start[mask],
+                                                          issue_end[mask]))
     peers.issue += np.bincount(line, weights=issue_end - issue_start,
                                minlength=peers.rows).astype(np.int64)[: peers.rows]
     window_from = np.minimum(prev_end, issue_start)
@@ -191,8 +219,12 @@ def _percentile(histogram_row, q: float) -> int | None:
     return int(round(2 ** ((bucket + 0.5) / BUCKETS_PER_OCTAVE) - 1))
 
 
-def peer_summary(peers: PeerTotals, rows: dict) -> dict:
-    """The `peers` object of `waves` (docs/waves-json.md)."""
+def reduce_peers(peers: PeerTotals) -> None:
+    """Fold the kept intervals and wait windows into `resident`, `busy` and `uncovered`.
+
+    Unions are taken per SIMD (key), so totals of waves on disjoint sets of SIMDs can be reduced
+    separately and added (merge_peers); the kept lists are emptied.
+    """
     import numpy as np
 
     def merged(parts: list[tuple]) -> tuple:
@@ -202,19 +234,69 @@ def peer_summary(peers: PeerTotals, rows: dict) -> dict:
         return _merge(*(np.concatenate([part[i] for part in parts]) for i in range(3)))
 
     _, begins, ends = merged(peers.lifetimes)
-    resident = int((ends - begins).sum())
+    peers.resident += int((ends - begins).sum())
     per_pipe = [merged(parts) for parts in peers.pipe_intervals]
-    busy = {
-        name: (round(int((per_pipe[i][2] - per_pipe[i][1]).sum()) / resident, 4) if resident else None)
-        for i, name in enumerate(PIPES)
-    }
-    # non-hidden = issue cycles + wait-window cycles while no wave of the SIMD issued anything
-    keys, starts, ends = merged([part for part in per_pipe if len(part[0])])
-    non_hidden = peers.issue.copy()
+    for index, (_, starts, ends) in enumerate(per_pipe):
+        peers.busy[index] += int((ends - starts).sum())
+    # wait-window cycles while no wave of the SIMD issued anything
     if peers.windows:
+        keys, starts, ends = merged([part for part in per_pipe if len(part[0])])
         w_key, w_from, w_to, w_row = (np.concatenate([w[i] for w in peers.windows]) for i in range(4))
         uncovered = (w_to - w_from) - _covered(keys, starts, ends, w_key, w_from, w_to)
-        non_hidden += np.bincount(w_row, weights=uncovered, minlength=peers.rows).astype(np.int64)[: peers.rows]
+        peers.uncovered += np.bincount(w_row, weights=uncovered,
+                                       minlength=peers.rows).astype(np.int64)[: peers.rows]
+    peers.lifetimes, peers.windows = [], []
+    peers.pipe_intervals = [[] for _ in PIPES]
+
+
+def merge_peers(into: PeerTotals, other: PeerTotals) -> None:
+    """Add reduced `other` (waves on other SIMDs, later in file order) to reduced `into`."""
+    into.issue += other.issue
+    into.cost += other.cost
+    into.histogram += other.histogram
+    into.resident += other.resident
+    into.busy = [a + b for a, b in zip(into.busy, other.busy, strict=True)]
+    into.uncovered += other.uncovered
+    for row, per_wave in other.barrier_waits.items():
+        into.barrier_waits.setdefault(row, []).extend(per_wave)
+
+
+TOP_LINES = 32
+
+
+def _line_costs(cost, non_hidden, rows: dict) -> list[dict]:
+    """Cost and non-hidden cost per innermost source line (`<unmapped>` for rows without one)."""
+    import numpy as np
+
+    from kerneltrace.sourceloc import UNMAPPED, innermost_location
+
+    names: dict[str, int] = {}
+    owner = np.full(len(cost), -1, np.int64)
+    for index, row in rows.items():
+        if index < len(cost):
+            location = innermost_location(row.source or "") or UNMAPPED
+            owner[index] = names.setdefault(location, len(names))
+    known = owner >= 0
+    if not known.any():
+        return []
+    by_cost = np.bincount(owner[known], weights=cost[known], minlength=len(names))
+    by_hidden = np.bincount(owner[known], weights=non_hidden[known], minlength=len(names))
+    order = np.argsort(-by_cost, kind="stable")[:TOP_LINES]
+    locations = list(names)
+    return [{"location": locations[i], "cost_cycles": int(by_cost[i]),
+             "non_hidden_cycles": int(by_hidden[i])} for i in order.tolist() if by_cost[i] > 0]
+
+
+def peer_summary(peers: PeerTotals, rows: dict) -> dict:
+    """The `peers` object of `waves` (docs/waves-json.md)."""
+    import numpy as np
+
+    reduce_peers(peers)
+    resident = peers.resident
+    busy = {name: (round(peers.busy[i] / resident, 4) if resident else None)
+            for i, name in enumerate(PIPES)}
+    # non-hidden = issue cycles + wait-window cycles while no wave of the SIMD issued anything
+    non_hidden = peers.issue + peers.uncovered
     total_cost = int(peers.cost.sum())
     order = np.argsort(-peers.cost, kind="stable")[:TOP_ROWS]
     instructions = []
@@ -230,6 +312,7 @@ def peer_summary(peers: PeerTotals, rows: dict) -> dict:
             "per_hit_p50": _percentile(peers.histogram[index], 0.5),
             "per_hit_p90": _percentile(peers.histogram[index], 0.9),
         })
+    lines = _line_costs(peers.cost, non_hidden, rows)
     barriers = []
     for index, per_wave in sorted(peers.barrier_waits.items()):
         means = np.array([total / n for total, n in per_wave if n])
@@ -260,6 +343,7 @@ def peer_summary(peers: PeerTotals, rows: dict) -> dict:
         "non_hidden_cycles": int(non_hidden.sum()),
         "non_hidden_share": round(int(non_hidden.sum()) / total_cost, 4) if total_cost else None,
         "instructions": instructions,
+        "lines": lines,
         "barriers": barriers,
         "barrier_imbalance": round(weighted / barrier_cycles, 4) if barrier_cycles else None,
     }

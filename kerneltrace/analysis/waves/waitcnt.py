@@ -12,13 +12,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kerneltrace.analysis.waves.arrays import sorted_unique
 from kerneltrace.analysis.waves.rows import row_ref
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from kerneltrace.analysis.waves.accumulate import Group
     from kerneltrace.readers.codejson import CodeRow
-    from kerneltrace.readers.wavefile.reader import WaveFile
 
 HOT_WAITS = 10  # waits reported, by stall
 PENDING_LIMIT = 1 << 18  # attribution entries buffered before folding (bounds memory)
@@ -38,46 +39,54 @@ class WaitTotals:
     pending_size: int = 0
 
 
-def attribute_waits(waits: WaitTotals, group: list[WaveFile], owner: np.ndarray,
-                    line: np.ndarray, stall: np.ndarray) -> None:
+def attribute_waits(waits: WaitTotals, group: Group) -> None:
     """Charge each wait execution's stall to its youngest drained producer (module docstring).
 
-    `owner`, `line`, `stall`: per instruction of the concatenated group, its wave's index in
-    `group`, its code row and its stall.
+    Whole-group numpy passes over the concatenated instructions of `group`; only the
+    instructions on a listed wait row (that stalled) or on a producer row take part in the
+    searches, so the cost is one gather per instruction plus work on those few.
     """
     import numpy as np
 
-    entry_counts = [len(wave.waitcnt_lines) for wave in group]
-    if not sum(entry_counts):
+    from kerneltrace.analysis.waves.accumulate import Group
+
+    waves = group.waves
+    entry_counts = group.wait_entries
+    if not len(group.wait_rows):
         return
-    rows = int(max(line.max(initial=0), max(int(w.waitcnt_producers[:, 0].max(initial=0)) for w in group),
-                   max(int(w.waitcnt_lines.max(initial=0)) for w in group))) + 1
+    line, stall, owner = group.line, group.stall, group.owner
+    wait_rows, producers = group.wait_rows, group.wait_producers
+    rows = int(max(line.max(initial=0), producers.max(initial=0), wait_rows.max(initial=0))) + 1
     n = len(line)
-    if len(group) * rows * (n + 1) >= 1 << 62:  # keys would overflow int64: split the group
-        half = len(group) // 2
-        cut = int(np.searchsorted(owner, half))
-        attribute_waits(waits, group[:half], owner[:cut], line[:cut], stall[:cut])
-        attribute_waits(waits, group[half:], owner[cut:] - half, line[cut:], stall[cut:])
+    if len(waves) * rows * (n + 1) >= 1 << 62:  # keys would overflow int64: split the group
+        half = len(waves) // 2
+        attribute_waits(waits, Group.of(waves[:half]))
+        attribute_waits(waits, Group.of(waves[half:]))
         return
+    # producers per entry: the offsets of all waves end to end, minus each wave's boundary step
+    pair_counts = np.diff(group.wait_offsets)
+    inside = np.ones(len(pair_counts), bool)
+    inside[np.cumsum(entry_counts + 1)[:-1] - 1] = False
+    pair_counts = pair_counts[inside]
     # (wave, wait row, producer row) of every waitcnt entry, as sorted unique keys.
-    pair_counts = np.concatenate([np.diff(wave.waitcnt_offsets) for wave in group])
-    wait_rows = np.concatenate([wave.waitcnt_lines for wave in group])
-    entry_owner = np.repeat(np.arange(len(group)), entry_counts)
-    producers = np.concatenate([wave.waitcnt_producers[:, 0] for wave in group])
+    entry_owner = np.repeat(np.arange(len(waves)), entry_counts)
     wave_wait = np.repeat(entry_owner * rows + wait_rows, pair_counts)
-    pair_keys = np.unique(wave_wait * rows + producers)
+    pair_keys = sorted_unique(wave_wait * rows + producers)
     pair_wave_wait, pair_producer = pair_keys // rows, pair_keys % rows
     waits.pending_pairs.append((pair_wave_wait % rows) * (1 << 32) + pair_producer)
     # Executions of a listed wait row (in its own wave) that stalled.
-    instance_key = owner * rows + line
-    listed = np.unique(pair_wave_wait)
+    listed = sorted_unique(pair_wave_wait)
     if not len(listed):  # every entry has an empty producer list: nothing to attribute
         return
-    where = np.minimum(np.searchsorted(listed, instance_key), len(listed) - 1)
-    positions = np.flatnonzero((listed[where] == instance_key) & (stall > 0))
+    is_wait_row = np.zeros(rows, bool)
+    is_wait_row[listed % rows] = True
+    positions = np.flatnonzero(is_wait_row[line] & (stall > 0))
+    keys = owner[positions] * rows + line[positions]
+    where = np.minimum(np.searchsorted(listed, keys), len(listed) - 1)
+    mine = listed[where] == keys
+    positions, keys = positions[mine], keys[mine]
     if not len(positions):
         return
-    keys = instance_key[positions]
     first = np.searchsorted(pair_wave_wait, keys, "left")
     per_instance = np.searchsorted(pair_wave_wait, keys, "right") - first
     instance = np.repeat(np.arange(len(positions)), per_instance)
@@ -85,11 +94,14 @@ def attribute_waits(waits: WaitTotals, group: list[WaveFile], owner: np.ndarray,
     candidate = first[instance] + np.arange(len(instance)) - starts[instance]
     producer = pair_producer[candidate]
     # Last execution of each producer row before the wait, in the same wave: search the
-    # sorted (wave, row, position) keys.
-    occurrence = np.sort(instance_key * (n + 1) + np.arange(n))
+    # sorted (wave, row, position) keys of the executions of producer rows.
+    is_producer_row = np.zeros(rows, bool)
+    is_producer_row[pair_producer] = True
+    issued = np.flatnonzero(is_producer_row[line])
+    occurrence = np.sort((owner[issued] * rows + line[issued]) * (n + 1) + issued)
     wanted = owner[positions][instance] * rows + producer
     found = np.searchsorted(occurrence, wanted * (n + 1) + positions[instance]) - 1
-    found_key = occurrence[np.maximum(found, 0)]
+    found_key = occurrence[np.maximum(found, 0)] if len(occurrence) else np.full(len(found), -1)
     valid = (found >= 0) & (found_key // (n + 1) == wanted)
     issued_at = np.where(valid, found_key % (n + 1), -1)
     youngest = np.maximum.reduceat(issued_at, starts)
@@ -109,7 +121,7 @@ def flush_waits(waits: WaitTotals) -> None:
     import numpy as np
 
     if waits.pending_pairs:
-        pairs = np.unique(np.concatenate(waits.pending_pairs))
+        pairs = sorted_unique(np.concatenate(waits.pending_pairs))
         for wait_row, producer_row in zip((pairs >> 32).tolist(), (pairs & 0xFFFFFFFF).tolist(),
                                           strict=True):
             waits.producers[wait_row].add(producer_row)
@@ -130,6 +142,18 @@ def flush_waits(waits: WaitTotals) -> None:
     waits.pending_pairs.clear()
     waits.pending_attributions.clear()
     waits.pending_size = 0
+
+
+def merge_waits(into: WaitTotals, other: WaitTotals) -> None:
+    """Add the flushed wait totals `other` (other waves) to the flushed `into`."""
+    for key, cycles in other.cycles.items():
+        into.cycles[key] += cycles
+    for key, count in other.count.items():
+        into.count[key] += count
+    for row, cycles in other.unattributed.items():
+        into.unattributed[row] += cycles
+    for row, producers in other.producers.items():
+        into.producers[row] |= producers
 
 
 def waitcnt_summary(waits: WaitTotals, stall: np.ndarray, hits: np.ndarray,

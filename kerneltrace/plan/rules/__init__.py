@@ -5,8 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, dedupe_ids, sort_findings
+from kerneltrace.plan.findings import Finding, dedupe_ids, merge_duplicates, sort_findings
+from kerneltrace.plan.gains import (
+    bound_findings,
+    defer_to_verdict,
+    one_high_per_line,
+    overlap_groups,
+)
 from kerneltrace.plan.rules.entry_line import entry_line_artifact
+from kerneltrace.plan.rules.hazards import nop_hazards
 from kerneltrace.plan.rules.kernel_wide import (
     barrier_dominated,
     no_source_mapping,
@@ -16,6 +23,9 @@ from kerneltrace.plan.rules.lds_scalar_patterns import lds_read_before_mfma, sca
 from kerneltrace.plan.rules.line_hotspot import top_line_hotspots
 from kerneltrace.plan.rules.memory import memory_verdict
 from kerneltrace.plan.rules.mfma_chain import mfma_dependency_chain
+from kerneltrace.plan.rules.regions import region_hotspots
+from kerneltrace.plan.rules.spills import register_spills, spills_first
+from kerneltrace.plan.rules.verdict_rules import narrow_loads, prologue_setup, streaming_kernel
 from kerneltrace.plan.rules.vmem_patterns import loads_in_mfma_loop, vmem_queue_burst
 from kerneltrace.plan.rules.waves import sharpen_with_waves, waves_evidence
 
@@ -24,6 +34,10 @@ Rule = Callable[[PlanContext], list[Finding]]
 ATTRIBUTION_RULES = frozenset({"W1-entry-waits-on-loads"})
 
 RULES: list[Rule] = [
+    register_spills,
+    streaming_kernel,
+    prologue_setup,
+    narrow_loads,
     loads_in_mfma_loop,
     vmem_queue_burst,
     lds_read_before_mfma,
@@ -34,6 +48,8 @@ RULES: list[Rule] = [
     mfma_dependency_chain,
     memory_verdict,
     no_source_mapping,
+    nop_hazards,
+    region_hotspots,
     waves_evidence,
 ]
 
@@ -53,4 +69,15 @@ def run_all(ctx: PlanContext, rules: list[Rule] | None = None) -> list[Finding]:
         if finding.ranked and finding.location and ctx.is_artifact(finding.location):
             if finding.priority == "HIGH":
                 finding.priority = "MED"
-    return dedupe_ids(sort_findings(findings))
+    if not any(f.ranked for f in findings):
+        # never "nothing to rank" while stall (or latency) exists: rank the instruction stream
+        findings.extend(region_hotspots(ctx, force=True))
+    findings = merge_duplicates(findings)
+    bound_findings(findings, ctx.verdict, ctx.hotspots)
+    findings = dedupe_ids(spills_first(sort_findings(findings)))
+    overlap_groups(findings)
+    defer_to_verdict(findings)
+    one_high_per_line(findings)
+    findings = spills_first(sort_findings(findings))
+    overlap_groups(findings)
+    return findings

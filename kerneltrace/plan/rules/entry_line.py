@@ -23,7 +23,8 @@ def entry_line_artifact(ctx: PlanContext, min_share: float = 0.02) -> list[Findi
             Finding(
                 id=finding_id("P5-entry-line-artifact", line["location"]),
                 rule="P5-entry-line-artifact",
-                title=f"{share:.0%} of stall is charged to {what} ({line['location']}): not a hotspot",
+                title=f"{share:.0%} of {'stall' if ctx.total_stall else 'latency'} is charged to "
+                f"{what} ({line['location']}): not a hotspot",
                 priority="LOW",
                 stall_share=round(share, 4),
                 estimated_gain=None,

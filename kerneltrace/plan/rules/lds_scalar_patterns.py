@@ -17,6 +17,7 @@ from kerneltrace.plan.rules.drain import (
     unique_by_index,
     walk_limit,
 )
+from kerneltrace.plan.verdict import once_per_wave
 
 
 def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Finding]:
@@ -102,11 +103,31 @@ def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Fi
     return findings
 
 
+def data_stream_loads(ctx: PlanContext) -> bool:
+    """True when the small loads carry the kernel's data: they are at least half of its executed
+    vector-load hits (axpy, vec_add: every data load is one dword), so they are not metadata."""
+    loads = [ins for ins in ctx.program_order if ins.get("type") == "VMEM-load" and ins.get("hits")]
+    small = sum(ins["hits"] for ins in loads if is_small_load(ins))
+    return bool(loads) and small * 2 >= sum(ins["hits"] for ins in loads)
+
+
+def is_scale_load(ctx: PlanContext, load: dict, stream: bool) -> bool:
+    """A small load that is metadata, not data: vector loads only when the small loads are not
+    the kernel's data stream; scalar loads only when they run more than once per wave (kernel
+    arguments, loaded once per wave, are the prologue's business)."""
+    if not is_small_load(load):
+        return False
+    if load.get("type") == "SMEM":
+        return not once_per_wave(ctx.hotspots, load)
+    return not stream
+
+
 def scale_load_late(ctx: PlanContext, max_distance: int = 8) -> list[Finding]:
     """P4: a small (scale/metadata) load issued only a few instructions before its first use."""
     per_line: dict[str, list[tuple[dict, dict, int]]] = {}
+    stream = data_stream_loads(ctx)
     for load in ctx.program_order:
-        if not is_small_load(load):
+        if not is_scale_load(ctx, load, stream):
             continue
         use = ctx.distance_to_use(load["index"], window=max_distance + 1)
         if use is None:

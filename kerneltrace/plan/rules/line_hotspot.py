@@ -73,6 +73,11 @@ _DEFAULT = (
 )
 
 
+def hideable_range(kind: str) -> tuple[str, str, float, float]:
+    """(root cause, fix, hideable low, hideable high) for a dominant stall type."""
+    return _BY_TYPE.get(kind, _DEFAULT)
+
+
 def top_line_hotspots(ctx: PlanContext, covered: set[str], limit: int = 5) -> list[Finding]:
     """One finding per top real line (≥ 3 % of stall) that no other rule has located."""
     findings = []

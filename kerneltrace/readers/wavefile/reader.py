@@ -24,6 +24,7 @@ nesting) it falls back to `json.loads` for that one file instead of guessing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,12 +54,18 @@ STATE_NAMES = {0: "empty", 1: "idle", 2: "exec", 3: "wait", 4: "stall"}
 
 def wave_files(dispatch_dir: Path) -> list[Path]:
     """The wave files of a dispatch dir, sorted by (se, simd, slot, wv) numerically."""
+    directory = Path(dispatch_dir)
     found = []
-    for path in Path(dispatch_dir).glob(WAVE_FILE_GLOB):
-        match = WAVE_FILE_RE.match(path.name)
+    try:
+        names = os.listdir(directory)
+    except OSError:  # not a directory, or unreadable: no wave files (as glob() gave)
+        return []
+    for name in names:  # one regex per name (Path.glob's own matching costs ~10 µs a file)
+        match = WAVE_FILE_RE.match(name)
         if match:
-            found.append((tuple(int(g) for g in match.groups()), path))
-    return [path for _, path in sorted(found)]
+            found.append((tuple(map(int, match.groups())), name))
+    found.sort()
+    return [directory / name for _, name in found]
 
 
 def iter_wave_files(paths: list[Path], batch_bytes: int = 4 << 20,

@@ -39,7 +39,9 @@ WAITCNT_SKELETON = re.compile(
 # Between two waitcnt entries (and nowhere else in a regular skeleton): "]],[,[".
 _ENTRY_BREAK = b"],[,["
 _PAIR = b"[,]"
-_KEYS = {name: b'"' + name.encode() + b'":' for name in _ARRAY_NAMES}
+# Every occurrence of an array key in the skeleton, in one scan (quotes are rare there: the
+# regex engine skips from quote to quote).
+_KEY_RE = re.compile(rb'"(' + b"|".join(name.encode() for name in _ARRAY_NAMES) + rb')":')
 
 
 def rows_skeleton(rows: int, width: int) -> bytes:
@@ -96,6 +98,7 @@ class SimdReader:
             return None
         buffers: dict[str, Any] = {}
         pairs: list[int] = []
+        values_at = _values_at(skeleton)
         for name in _ARRAY_NAMES:
             rows = wave.get(name)
             if rows is None:
@@ -106,7 +109,7 @@ class SimdReader:
                 return None
             buffer = memoryview(rows.as_buffer(of_type="i"))
             del rows
-            at = _value_at(skeleton, name)
+            at = values_at.get(name, -1)
             if at < 0:
                 return None
             # The skeleton alone fixes the shape: with it, every row (entry) holds exactly its
@@ -129,12 +132,13 @@ class SimdReader:
         return Certified(path, data, plain, buffers, pairs)
 
 
-def _value_at(skeleton: bytes, name: str) -> int:
-    """Where the value of key `name` starts in the skeleton; -1 unless the key occurs once."""
-    key = _KEYS[name]
-    if skeleton.count(key) != 1:
-        return -1
-    return skeleton.find(key) + len(key)
+def _values_at(skeleton: bytes) -> dict[str, int]:
+    """Where the value of each array key starts in the skeleton; -1 unless the key occurs once."""
+    found: dict[str, int] = {}
+    for match in _KEY_RE.finditer(skeleton):
+        name = match.group(1).decode()
+        found[name] = -1 if name in found else match.end()
+    return found
 
 
 def _waitcnt_pairs(skeleton: bytes, at: int) -> list[int] | None:

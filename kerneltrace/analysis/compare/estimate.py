@@ -1,0 +1,224 @@
+"""Estimated kernel-time change of a before/after pair (wave lifetimes, waves in flight, hot loops).
+
+The estimate answers "did the kernel get faster, and by how much?" from what a thread trace
+measures directly: how long the traced waves lived, how many of them ran at once, and how long
+one iteration of the hot loop took. Its band is the noise floor of repeated captures of one
+build (``NOISE_FLOOR``); the compare verdict follows the estimate and its band.
+Why each basis, and the calibration against re-timed kernels: docs/calibration.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# Half-width of the band, as a fraction of kernel time. Measured on the shared flash_attn_func
+# captures of one ISA (tests/test_compare_time_shared.py recomputes it): the two captures of
+# the same commit (…_38430_dispatch_44 and …_55287_dispatch_44_after_loc_fix, 32 traced waves
+# each) differ by +5.1 % in mean wave lifetime, +6.3 % in time on the traced CU per wave and
+# +6.0 % in hits per wave; the issue's own reading of these captures is "up to ±7 %".
+NOISE_FLOOR = 0.07
+# Iterations per loop wave may differ this much (relative) before the two traces count as having
+# sampled different amounts of work.
+SAME_WORK = 0.02
+
+BASES = ("wave_lifetime", "wave_lifetime+waves_in_flight", "hot_loop", "latency_per_wave",
+         "unavailable")
+
+
+@dataclass(frozen=True)
+class HotLoop:
+    """The hottest loop of one capture (``waves.loops[0]``)."""
+
+    header: int | None
+    waves: int  # traced waves that ran the loop
+    cycles_per_iteration: float
+    iterations_per_wave: float  # per wave that ran the loop
+    uniform: bool  # every traced wave ran the loop the same number of times
+    share: float  # loop cycles / Σ wave durations
+
+
+@dataclass(frozen=True)
+class TimeSide:
+    """What one capture says about time: per-wave lifetime, concurrency, hot loop, latency."""
+
+    waves: int | None
+    mean_duration: float | None
+    waves_in_flight: float | None  # Σ wave lifetimes / time on the traced CU
+    waves_per_simd: float | None  # occupancy limit from registers/LDS (a property of the code)
+    loop: HotLoop | None
+    latency_per_wave: float | None  # code.json Σ latency / traced waves (no wave files needed)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _hot_loop(waves: Mapping[str, Any], wave_count: int) -> HotLoop | None:
+    loops = waves.get("loops")
+    if not isinstance(loops, list) or not loops or not isinstance(loops[0], Mapping):
+        return None
+    loop = loops[0]
+    cpi = _number(loop.get("cycles_per_iteration"))
+    iterations = _number(loop.get("iterations"))
+    loop_waves = _number(loop.get("waves"))
+    if not cpi or not iterations or not loop_waves:
+        return None
+    split = loop.get("split") if isinstance(loop.get("split"), Mapping) else {}
+    share = _number(split.get("loop_share"))
+    uniform = loop_waves == wave_count and iterations % loop_waves == 0
+    header = loop.get("first_index") if isinstance(loop.get("first_index"), int) else None
+    return HotLoop(header, int(loop_waves), cpi, iterations / loop_waves, uniform,
+                   min(max(share, 0.0), 1.0) if share is not None else 1.0)
+
+
+def time_side(doc: Mapping[str, Any], traced_waves: int | None) -> TimeSide:
+    """Read the time-related facts of one hotspot document (``/2`` for the wave-based ones)."""
+    occupancy = doc.get("occupancy") if isinstance(doc.get("occupancy"), Mapping) else {}
+    totals = doc.get("totals") if isinstance(doc.get("totals"), Mapping) else {}
+    latency = _number(totals.get("latency_cycles"))
+    latency_per_wave = latency / traced_waves if latency and traced_waves else None
+    waves = doc.get("waves") if isinstance(doc.get("waves"), Mapping) else {}
+    count = waves.get("waves") if isinstance(waves.get("waves"), int) else 0
+    per_wave = waves.get("per_wave") if isinstance(waves.get("per_wave"), Mapping) else {}
+    duration = per_wave.get("duration") if isinstance(per_wave.get("duration"), Mapping) else {}
+    mean = _number(duration.get("mean"))
+    timing = waves.get("timing") if isinstance(waves.get("timing"), Mapping) else {}
+    span = _number(timing.get("span_cycles"))
+    if count <= 0 or not mean:
+        return TimeSide(traced_waves, None, None, _number(occupancy.get("waves_per_simd")), None,
+                        latency_per_wave)
+    return TimeSide(count, mean, count * mean / span if span else None,
+                    _number(occupancy.get("waves_per_simd")), _hot_loop(waves, count),
+                    latency_per_wave)
+
+
+def _change(before: float | None, after: float | None) -> float | None:
+    return after / before - 1.0 if before and after is not None else None
+
+
+def components(before: TimeSide, after: TimeSide) -> dict[str, Any]:
+    """Every candidate measure, whether or not it is the basis (relative changes)."""
+    hot_loop = None
+    if before.loop and after.loop:
+        hot_loop = _change(before.loop.cycles_per_iteration * before.loop.iterations_per_wave,
+                           after.loop.cycles_per_iteration * after.loop.iterations_per_wave)
+    return {
+        "wave_lifetime": _change(before.mean_duration, after.mean_duration),
+        "mean_wave_cycles": [before.mean_duration, after.mean_duration],
+        "waves_in_flight": [before.waves_in_flight, after.waves_in_flight],
+        "waves_per_simd": [before.waves_per_simd, after.waves_per_simd],
+        "hot_loop": hot_loop,
+        "hot_loop_cycles_per_iteration": [before.loop.cycles_per_iteration if before.loop else None,
+                                          after.loop.cycles_per_iteration if after.loop else None],
+        "hot_loop_iterations_per_wave": [before.loop.iterations_per_wave if before.loop else None,
+                                         after.loop.iterations_per_wave if after.loop else None],
+        "latency_per_wave": _change(before.latency_per_wave, after.latency_per_wave),
+    }
+
+
+def _pct(value: float) -> str:
+    return f"{value:+.1%}"
+
+
+def _choose(before: TimeSide, after: TimeSide, identical_stream: bool
+            ) -> tuple[str, float | None, float, str, list[str]]:
+    """(basis, value, extra band, why, notes) — the measure that answers for this pair."""
+    notes: list[str] = []
+    if before.mean_duration and after.mean_duration:
+        lifetime = after.mean_duration / before.mean_duration
+        loops = before.loop and after.loop
+        if identical_stream and loops and before.loop.header == after.loop.header:
+            cpi = after.loop.cycles_per_iteration / before.loop.cycles_per_iteration - 1.0
+            value = before.loop.share * cpi
+            why = (f"identical instruction stream: the code did not change, so the lifetime "
+                   f"difference ({_pct(lifetime - 1)}) comes from which waves were traced "
+                   f"({before.loop.waves} of {before.waves} vs {after.loop.waves} of "
+                   f"{after.waves} waves ran the loop, {before.loop.iterations_per_wave:.2f} vs "
+                   f"{after.loop.iterations_per_wave:.2f} iterations each) or noise; the hot "
+                   f"loop's cycles per iteration ({_pct(cpi)}) are compared at the same work, "
+                   f"weighted by its share of wave time ({before.loop.share:.0%})")
+            return "hot_loop", value, 0.0, why, notes
+        extra = 0.0
+        why = ("mean wave lifetime from the wave files: each traced wave's begin→end is the "
+               "time its work took; with the same grid and waves in flight kernel time scales "
+               "with it")
+        if loops:
+            work = after.loop.iterations_per_wave / before.loop.iterations_per_wave - 1.0
+            if abs(work) > SAME_WORK and not (before.loop.uniform and after.loop.uniform):
+                extra = abs(work)
+                notes.append(f"the traced waves ran {_pct(work)} hot-loop iterations per wave and "
+                             "the trip count varies between waves: part of the lifetime change may "
+                             "be the wave sample; the band is widened by that much")
+        flight_b, flight_a = before.waves_in_flight, after.waves_in_flight
+        occ_b, occ_a = before.waves_per_simd, after.waves_per_simd
+        occupancy_moved = bool(occ_b and occ_a and occ_b != occ_a and flight_b and flight_a)
+        if occupancy_moved and (occ_a > occ_b) != (flight_a > flight_b):
+            notes.append(f"the occupancy limit changed ({occ_b:g} → {occ_a:g} waves/SIMD) but the "
+                         f"waves in flight on the traced CU moved the other way ({flight_b:.2f} → "
+                         f"{flight_a:.2f}): the concurrency there is set by how many waves landed "
+                         "on that CU, not by the limit, so only the lifetime is used")
+        elif occupancy_moved:
+            value = lifetime * flight_b / flight_a - 1.0
+            why = (f"mean wave lifetime ({_pct(lifetime - 1)}) divided by the change of waves in "
+                   f"flight on the traced CU ({flight_b:.2f} → {flight_a:.2f}, Σ lifetimes / "
+                   f"time on the CU), because the occupancy limit changed ({occ_b:g} → "
+                   f"{occ_a:g} waves/SIMD): kernel time ∝ lifetime / concurrency")
+            return "wave_lifetime+waves_in_flight", value, extra, why, notes
+        return "wave_lifetime", lifetime - 1.0, extra, why, notes
+    if before.latency_per_wave and after.latency_per_wave:
+        why = ("no wave lifetimes on both sides: code.json latency per traced wave (Σ "
+               "instruction latency, stall included) stands in for the wave lifetime; it is "
+               "95–96 % of the lifetime on the calibration captures")
+        return ("latency_per_wave", after.latency_per_wave / before.latency_per_wave - 1.0, 0.0,
+                why, notes)
+    return ("unavailable", None, 0.0,
+            "neither wave lifetimes (wave files) nor code.json latency on both sides", notes)
+
+
+def estimate_time_change(before: Mapping[str, Any], after: Mapping[str, Any], *,
+                         waves_before: int | None, waves_after: int | None,
+                         identical_stream: bool, noise: float = NOISE_FLOOR) -> dict[str, Any]:
+    """The ``estimated_time_change`` object of kerneltrace.compare/1 (docs/compare-json.md)."""
+    side_b, side_a = time_side(before, waves_before), time_side(after, waves_after)
+    basis, value, extra, why, notes = _choose(side_b, side_a, identical_stream)
+    half = noise + extra
+    result: dict[str, Any] = {
+        "value": value,
+        "low": value - half if value is not None else None,
+        "high": value + half if value is not None else None,
+        "basis": basis,
+        "why": why,
+        "noise_floor": noise,
+        "visible": True,
+        "notes": notes,
+        "components": components(side_b, side_a),
+    }
+    if value is not None and identical_stream and abs(value) <= half:
+        result["visible"] = False
+        notes.append("same instruction stream and the same per-CU timing within the noise floor: "
+                     "a change outside the traced CU (grid, workgroup order/swizzle, L2 or XCD "
+                     "placement, clocks) cannot be seen in these traces; re-time the kernel to "
+                     "judge it")
+    return result
+
+
+def time_verdict(estimate: Mapping[str, Any], min_change: float | None
+                 ) -> tuple[str, str] | None:
+    """(verdict, reason) from the estimate and its band; None when there is no estimate."""
+    value = estimate.get("value")
+    if value is None:
+        return None
+    low, high = estimate["low"], estimate["high"]
+    floor = min_change or 0.0
+    band = (f"estimated time change {_pct(value)} (band {_pct(low)} … {_pct(high)}, "
+            f"basis {estimate['basis']})")
+    if low > 0 and value >= floor:
+        return "regressed", f"{band}: slower beyond the noise floor"
+    if high < 0 and -value >= floor:
+        return "improved", f"{band}: faster beyond the noise floor"
+    return "neutral", f"{band}: within the noise floor"

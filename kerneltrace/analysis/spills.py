@@ -1,0 +1,131 @@
+"""Register spills: scratch loads/stores of a hotspot document, their stall and the waits they cause.
+
+A spill is a store of live registers to the per-lane private (scratch) segment and the load
+that brings them back. gfx94x/gfx950 compilers emit ``scratch_store_*`` / ``scratch_load_*``;
+older gfx9 (gfx90a) ones emit MUBUF ``buffer_store_* vN, off, s[0:3], …`` on the private
+segment buffer descriptor s[0:3], recognised here as a likely spill. The cost a spill shows is
+its own stall plus the ``s_waitcnt`` cycles the wave analysis attributes to its reloads
+(``waves.waitcnt``, youngest drained producer rule).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# MUBUF on the private segment buffer (s[0:3]) with no VGPR address: the gfx90a spill form.
+_MUBUF_SCRATCH = re.compile(r"^buffer_(load|store)_\w+\s+[^,]+,\s*off,\s*s\[0:3\]", re.IGNORECASE)
+
+
+def spill_kind(asm: str) -> str | None:
+    """"load" / "store" for a scratch (spill) access, None otherwise."""
+    text = asm.strip().lower()
+    op = text.split(None, 1)[0] if text else ""
+    if op.startswith("scratch_load"):
+        return "load"
+    if op.startswith("scratch_store"):
+        return "store"
+    match = _MUBUF_SCRATCH.match(text)
+    return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class SpillAccess:
+    """One scratch instruction with what it costs."""
+
+    index: int
+    asm: str
+    kind: str  # "load" | "store"
+    hits: int
+    stall_cycles: int  # its own stall (code.json)
+    wait_cycles: int  # s_waitcnt cycles attributed to it (loads; waves.waitcnt)
+    in_loop: bool
+    in_hot_loop: bool
+
+    @property
+    def cost(self) -> int:
+        return self.stall_cycles + self.wait_cycles
+
+
+@dataclass(frozen=True)
+class Spills:
+    """Every scratch access of one dispatch, most costly first, and the totals."""
+
+    accesses: tuple[SpillAccess, ...]
+    waits: tuple[int, ...]  # indexes of the s_waitcnt rows whose cycles went to reloads
+    scratch_bytes: int | None  # per-lane private segment size from the kernel-trace row
+
+    @property
+    def loads(self) -> int:
+        return sum(1 for a in self.accesses if a.kind == "load")
+
+    @property
+    def stores(self) -> int:
+        return sum(1 for a in self.accesses if a.kind == "store")
+
+    @property
+    def executed(self) -> int:
+        return sum(a.hits for a in self.accesses)
+
+    @property
+    def stall_cycles(self) -> int:
+        return sum(a.stall_cycles for a in self.accesses)
+
+    @property
+    def wait_cycles(self) -> int:
+        return sum(a.wait_cycles for a in self.accesses)
+
+    @property
+    def cost(self) -> int:
+        return self.stall_cycles + self.wait_cycles
+
+    @property
+    def in_hot_loop(self) -> bool:
+        return any(a.in_hot_loop for a in self.accesses)
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def wait_cycles_by_producer(waves: Mapping[str, Any] | None) -> tuple[dict[int, int], dict[int, set]]:
+    """Cycles each producer row was charged by the hot waits, and which waits charged it."""
+    cycles: dict[int, int] = {}
+    waits: dict[int, set] = {}
+    for wait in (waves or {}).get("waitcnt") or []:
+        for producer in wait.get("producers") or [] if isinstance(wait, Mapping) else []:
+            index = producer.get("index") if isinstance(producer, Mapping) else None
+            if isinstance(index, int) and _int(producer.get("cycles")) > 0:
+                cycles[index] = cycles.get(index, 0) + _int(producer.get("cycles"))
+                waits.setdefault(index, set()).add(wait.get("index"))
+    return cycles, waits
+
+
+def find_spills(doc: Mapping[str, Any], in_loop: Callable[[int], bool],
+                in_hot_loop: Callable[[int], bool]) -> Spills | None:
+    """The scratch accesses of a hotspot document, most costly first; None when there are none."""
+    waves = doc.get("waves") if isinstance(doc.get("waves"), Mapping) else None
+    charged, charging = wait_cycles_by_producer(waves)
+    accesses = []
+    waits: set[int] = set()
+    for ins in doc.get("instructions") or []:
+        kind = spill_kind(str(ins.get("asm") or ""))
+        index = ins.get("index")
+        if kind is None or not isinstance(index, int):
+            continue
+        wait = charged.get(index, 0) if kind == "load" else 0
+        if wait:
+            waits |= {w for w in charging.get(index, ()) if isinstance(w, int)}
+        accesses.append(SpillAccess(index, str(ins.get("asm")), kind, _int(ins.get("hits")),
+                                    _int(ins.get("stall_cycles")), wait, in_loop(index),
+                                    in_hot_loop(index)))
+    if not accesses:
+        return None
+    accesses.sort(key=lambda a: (-a.cost, -a.hits, a.index))
+    metadata = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
+    row = metadata.get("kernel_trace") if isinstance(metadata.get("kernel_trace"), Mapping) else {}
+    scratch = row.get("scratch_bytes")
+    return Spills(tuple(accesses), tuple(sorted(waits)),
+                  scratch if isinstance(scratch, int) and not isinstance(scratch, bool) else None)

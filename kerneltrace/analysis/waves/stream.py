@@ -1,0 +1,181 @@
+"""Streaming a dispatch dir's wave files into WaveTotals, in one process or in two.
+
+The files are read in order (kerneltrace.readers.wavefile.reader, ~4 MB batches) and handed to
+the whole-group numpy pass (accumulate.add_group) in groups of up to GROUP_WAVES waves or
+GROUP_INSTRUCTIONS instructions, which bounds the temporaries to a few MB.
+
+With two usable CPUs and at least PARALLEL_BYTES of wave files, the file list is cut in two at a
+SIMD boundary near the middle byte (files are sorted by SE, SIMD, slot, wave): a forked child
+streams the second part while this process streams the first, and the child sends back its
+reduced totals (a few per-row arrays and small dicts, not the waves). Every total is a sum, a
+union or a per-SIMD quantity, so the merged totals are the one-process totals; the result is
+identical (tests compare both). Memory: each process holds one batch and one group at a time.
+Anything unusual (no fork, a child that fails or dies, waves whose SIMD is on both sides of the
+cut) falls back to streaming that part, or everything, in this process.
+
+KERNELTRACE_WAVE_WORKERS=1 turns the second process off (=2 forces it, size permitting).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kerneltrace.analysis.waves.accumulate import WaveTotals, add_group, merge_totals
+from kerneltrace.analysis.waves.peers import reduce_peers, scope_key
+from kerneltrace.analysis.waves.waitcnt import flush_waits
+from kerneltrace.errors import InputError
+from kerneltrace.readers.wavefile.reader import iter_wave_files
+from kerneltrace.readers.wavefile.record import WAVE_FILE_RE
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import numpy as np
+
+    from kerneltrace.readers.wavefile.record import WaveFile
+
+GROUP_WAVES = 512  # waves accumulated per numpy pass
+GROUP_INSTRUCTIONS = 1 << 16  # … or instructions (bounds memory: a few MB of temporaries)
+WORKERS_ENV = "KERNELTRACE_WAVE_WORKERS"
+PARALLEL_BYTES = 4 << 20  # below this, fork + merge cost more than a second core saves
+
+
+def stream(paths: list[Path], totals: WaveTotals, mfma_by_line: np.ndarray) -> WaveTotals:
+    """Accumulate the wave files `paths` into `totals` in this process (waits flushed)."""
+    group: list[WaveFile] = []
+    group_instructions = 0
+    for item in iter_wave_files(paths):
+        if isinstance(item, InputError):
+            totals.skipped.append({"file": Path(item.where).name, "error": item.what})
+            continue
+        group.append(item)
+        group_instructions += len(item.instructions)
+        if len(group) >= GROUP_WAVES or group_instructions >= GROUP_INSTRUCTIONS:
+            add_group(totals, group, mfma_by_line)
+            group, group_instructions = [], 0
+    add_group(totals, group, mfma_by_line)
+    flush_waits(totals.waits)
+    return totals
+
+
+def accumulate(paths: list[Path], new_totals: Callable[[], WaveTotals], mfma_by_line: np.ndarray,
+               workers: int | None = None) -> WaveTotals:
+    """The totals of all wave files `paths` (module docstring); `workers` None = automatic."""
+    halves = split(paths, worker_count(paths, workers))
+    totals = _accumulate_halves(halves, new_totals, mfma_by_line) if len(halves) == 2 else None
+    if totals is None:
+        totals = stream(paths, new_totals(), mfma_by_line)
+    # file order, whatever the grouping: unreadable files are reported when read, implausible
+    # ones when their group is accumulated
+    order = {path.name: index for index, path in enumerate(paths)}
+    totals.skipped.sort(key=lambda entry: order.get(entry["file"], len(order)))
+    return totals
+
+
+def worker_count(paths: list[Path], requested: int | None = None) -> int:
+    """1 or 2: two only with two usable CPUs, fork, and at least PARALLEL_BYTES of files."""
+    import multiprocessing
+
+    if requested is None:
+        setting = os.environ.get(WORKERS_ENV, "").strip()
+        requested = int(setting) if setting.isdigit() else None
+    if requested is None:
+        try:
+            requested = len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            requested = os.cpu_count() or 1
+    if requested < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    size = 0
+    for path in paths:
+        try:
+            size += path.stat().st_size
+        except OSError:
+            continue
+        if size >= PARALLEL_BYTES:
+            return 2
+    return 1
+
+
+def split(paths: list[Path], parts: int) -> list[list[Path]]:
+    """`paths` cut in two at the SIMD boundary nearest the middle byte (or left whole)."""
+    if parts < 2 or len(paths) < 2:
+        return [paths]
+    sizes, simds = [], []
+    for path in paths:
+        try:
+            sizes.append(path.stat().st_size)
+        except OSError:
+            sizes.append(0)
+        match = WAVE_FILE_RE.match(path.name)
+        simds.append(match.groups()[:2] if match else None)
+    half, running, best = sum(sizes) / 2, 0, None
+    for index in range(1, len(paths)):
+        running += sizes[index - 1]
+        if simds[index] is None or simds[index] == simds[index - 1]:
+            continue
+        if best is None or abs(running - half) < abs(best[1] - half):
+            best = (index, running)
+    if best is None:
+        return [paths]
+    return [paths[:best[0]], paths[best[0]:]]
+
+
+def _scopes(totals: WaveTotals) -> set[int]:
+    """The SIMD key of every accumulated wave (peers' per-SIMD unions need all its waves)."""
+    return {scope_key(record[1], record[2]) for record in totals.per_wave}
+
+
+def _child(paths: list[Path], new_totals: Callable[[], WaveTotals], mfma_by_line: np.ndarray,
+           connection: Any) -> None:
+    """Forked worker: stream `paths`, reduce, send ("ok", totals) or ("error", why)."""
+    try:
+        totals = stream(paths, new_totals(), mfma_by_line)
+        if totals.peers is not None:
+            reduce_peers(totals.peers)
+        connection.send(("ok", totals))
+    except BaseException as err:  # noqa: BLE001 - the parent redoes this part itself
+        connection.send(("error", repr(err)))
+    finally:
+        connection.close()
+
+
+def _accumulate_halves(halves: list[list[Path]], new_totals: Callable[[], WaveTotals],
+                       mfma_by_line: np.ndarray) -> WaveTotals | None:
+    """First half here, second half in a forked child; None: redo everything in one process."""
+    import multiprocessing
+    import warnings
+
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(halves[1], new_totals, mfma_by_line, sender),
+                              daemon=True)
+    try:
+        with warnings.catch_warnings():  # Python >= 3.12 warns about fork with threads alive
+            warnings.simplefilter("ignore", DeprecationWarning)
+            process.start()
+    except (OSError, AssertionError, ValueError):  # no process limit left, daemonic parent, …
+        receiver.close()
+        sender.close()
+        return None
+    sender.close()
+    first = stream(halves[0], new_totals(), mfma_by_line)
+    try:
+        status, second = receiver.recv()
+    except (EOFError, OSError):  # the child died (killed, out of memory)
+        status, second = "error", None
+    finally:
+        receiver.close()
+        process.join()
+    if status != "ok":
+        second = stream(halves[1], new_totals(), mfma_by_line)
+        if second.peers is not None:
+            reduce_peers(second.peers)
+    if _scopes(first) & _scopes(second):  # a SIMD on both sides: its unions need all its waves
+        return None
+    if first.peers is not None:
+        reduce_peers(first.peers)
+    merge_totals(first, second)
+    return first

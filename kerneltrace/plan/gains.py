@@ -1,0 +1,369 @@
+"""The gain model: every estimate bounded by the verdict, overlap groups, priority from the bound.
+
+One place for the calibration of the plan's gains (issue 17 tunes the constants here against
+measured before/after pairs). The rules state a raw hypothesis (stall share × hideable fraction,
+`findings.hiding_gain`); `bound_findings` then applies, in order:
+
+1. **Lever vs verdict.** Each rule pulls one lever (`LEVERS`): memory latency, synchronisation,
+   compute, issue, prologue, tail, occupancy, or none (information). A lever the verdict rules out
+   (`CONTRADICTS`: e.g. hiding load latency in an MFMA-bound loop, or software pipelining in a
+   streaming kernel without a loop) is marked `contradicts_verdict`, priority LOW.
+2. **Ceiling.** Nothing that does not attack the bound claims more than the verdict's `ceiling`
+   (compute-bound: 1 − hot-loop pipe busy, the time the bound pipe leaves free).
+3. **Once per wave.** A finding citing only once-per-wave scalar loads and their waits (kernel
+   arguments) pulls the `setup-latency` lever: at most MED (ruled out under `prologue`, whose own
+   finding says to give each wave more work). A finding whose evidence instructions all run at most once per wave (kernel
+   arguments, setup) is weighed against the wave's lifetime: its gain is bounded by the cost share
+   (latency + idle) of those instructions times `ONCE_PER_WAVE_HIDEABLE`, and it is at most MED
+   unless the verdict is `prologue` (then the fix is more work per wave, not the load).
+4. **Overlap groups.** Ranked findings whose evidence instructions intersect claim the same stall
+   cycles: they share `overlap_group` (the id of the group's first finding) and the group's gain
+   is its largest member's, never the sum (`group_gain`).
+5. **The verdict's finding leads its group**: other members of its overlap group are at most MED
+   (`defer_to_verdict`).
+6. **Priority from the bounded gain** (`gain.high`): HIGH ≥ `HIGH_GAIN`, MED ≥ `MED_GAIN`, LOW
+   below, never above the rule's own cap; findings without an estimate keep their priority (at
+   most MED) except the verdict's own finding (`VERDICT_RULES`), which is HIGH.
+7. **Calibration** (`CALIBRATED`, issue 17): a finding that asks to hide a VMEM or LDS wait gets
+   its gain stated as a range of *kernel time* — its share of the waves' time × the fraction
+   that re-timed fixes of such waits removed, the pairs named in the basis (docs/calibration.md).
+   It keeps the rank and priority of the stall hypothesis it replaces (`Gain.ranking`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from kerneltrace.plan.findings import PRIORITIES, Finding, Gain
+from kerneltrace.plan.verdict import SETUP_TYPES, Bottleneck, once_per_wave, wave_count
+
+HIGH_GAIN = 0.08  # bounded gain (fraction of stall, or of kernel time once calibrated) for HIGH
+MED_GAIN = 0.02
+ONCE_PER_WAVE_HIDEABLE = 0.5  # at most half of a once-per-wave latency overlaps other setup
+
+# rule -> lever it pulls
+LEVERS: dict[str, str] = {
+    "P1-loads-in-mfma-loop": "memory-pipeline",
+    "P2-vmem-queue-burst": "memory-pipeline",
+    "P3-lds-read-before-mfma": "memory-pipeline",
+    "P4-scale-load-late": "memory-pipeline",
+    "W1-entry-waits-on-loads": "memory-latency",
+    "W2-hot-loop-mfma-underused": "memory-pipeline",
+    "OCC-limited": "occupancy",
+    "MEM-scattered-access": "memory-bytes",
+    "MEM-overfetch": "memory-bytes",
+    "MEM-narrow-loads": "memory-latency",
+    "MEM-low-parallelism": "memory-latency",
+    "MEM-at-practical-limit": "none",
+    "BAR-dominated": "sync",
+    "MFMA-dependency-chain": "compute",
+    "W2-hot-loop-mfma-bound": "compute",
+    "W3-wave-tail": "tail",
+    "STREAM-memory-bound": "memory-latency",
+    "NOP-hazard-stall": "issue",
+    "PRO-once-per-wave-setup": "prologue",
+    "REGION-hotspot": "region",
+    "SRC-no-source-mapping": "none",
+    "P5-entry-line-artifact": "none",
+    "LINE-hotspot": "line",
+    "S1-register-spills": "register-pressure",
+    "S1-hot-loop-register-spills": "register-pressure",
+}
+# verdict kind -> levers it rules out
+CONTRADICTS: dict[str, frozenset[str]] = {
+    "compute-mfma": frozenset({"memory-pipeline", "memory-latency", "occupancy", "memory-bytes"}),
+    "compute-valu": frozenset({"memory-pipeline", "memory-latency", "occupancy"}),
+    "memory-streaming": frozenset({"memory-pipeline", "compute"}),
+    "memory-bandwidth": frozenset({"memory-pipeline", "memory-latency", "occupancy", "compute"}),
+    "prologue": frozenset({"memory-pipeline", "setup-latency"}),
+}
+# the finding that states the verdict's own lever, per verdict kind
+VERDICT_RULES: dict[str, frozenset[str]] = {
+    "compute-mfma": frozenset({"W2-hot-loop-mfma-bound", "MFMA-dependency-chain"}),
+    "memory-streaming": frozenset({"STREAM-memory-bound"}),
+    "synchronisation": frozenset({"BAR-dominated"}),
+    "issue-dependency": frozenset({"NOP-hazard-stall", "W2-hot-loop-mfma-underused"}),
+    "prologue": frozenset({"PRO-once-per-wave-setup"}),
+    "tail": frozenset({"W3-wave-tail"}),
+}
+MEMORY_LINE_TYPES = frozenset({"VMEM-wait", "VMEM-load", "LDS/SMEM-wait", "SMEM", "LDS"})
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Fraction of a finding's share of the waves' time that re-timed fixes of it removed."""
+
+    low: float
+    high: float
+    evidence: str  # the re-timed pairs (docs/calibration.md), named in every gain's basis
+
+
+# Findings that ask to hide a wait (levers below) whose evidence is dominated by this wait type
+# get a kernel-time gain: their share of the waves' time × [low, high]. Ranges chosen to cover
+# every re-timed change that addressed such a finding (docs/calibration.md; bench/
+# bench_calibration.py prints the residuals); anything not calibrated stays a stall hypothesis.
+CALIBRATED: dict[str, Calibration] = {
+    "VMEM-wait": Calibration(
+        0.10, 0.25,
+        "gfx950 MXFP4 GEMM pairs re-timed by their authors: AL BN64 nS2 orig→hack0 (wait line "
+        "50 % of wave time, kernel −9.2 %), AL BN64 nS3 orig→hack1 (48 %, −10.8 %), AL BN128 nS2 "
+        "orig→hack2 (51 %, −8.3 %), M128 hack2→hack3 (21 %, −2.6 %)"),
+    "LDS/SMEM-wait": Calibration(
+        0.0, 0.25,
+        "one gfx950 MXFP4 GEMM pair re-timed by its authors: M128 hack1→hack2 prefetched every "
+        "ds_read for a wait line holding 25 % of wave time and gained 0 % (the extra live "
+        "registers halved the occupancy limit); upper end as for VMEM waits"),
+}
+CALIBRATED_LEVERS = frozenset({"memory-latency", "memory-pipeline"})
+# Line-level findings whose fix is what the re-timed changes did (issue the load earlier / wait
+# later, for a wait that holds the line). Not calibrated: issue stalls of load bursts (P2),
+# scalar metadata loads (P4), loop-wide umbrellas (W2) — no re-timed pair measured those.
+CALIBRATED_RULES = frozenset({"LINE-hotspot", "P1-loads-in-mfma-loop", "P3-lds-read-before-mfma",
+                              "W1-entry-waits-on-loads"})
+
+
+def wait_type(finding: Finding, doc: dict) -> str | None:
+    """The wait type holding most of the finding's evidence cycles (stall, else latency)."""
+    by_index = {ins["index"]: ins for ins in doc.get("instructions") or []}
+    cycles: dict[str, int] = {}
+    for e in finding.evidence:
+        ins = by_index.get(e.instruction_index)
+        if ins is None:
+            continue
+        value = ins.get("stall_cycles")
+        value = ins.get("latency_cycles") if value is None else value
+        cycles[ins.get("type")] = cycles.get(ins.get("type"), 0) + int(value or 0)
+    if cycles and max(cycles.values()) > 0:
+        return max(cycles, key=cycles.get)
+    # no evidence cycles (e.g. a legacy capture without a stall column): the located line's type
+    line = next((entry for entry in doc.get("source_lines") or []
+                 if finding.location and entry.get("location") == finding.location), None)
+    return line.get("dominant_type") if line else None
+
+
+def time_share(share: float, doc: dict) -> float:
+    """A share of the ranking metric (stall, or latency in legacy captures) as a share of the
+    traced waves' time (Σ wave lifetimes, else code.json cost = latency + idle)."""
+    totals = doc.get("totals") or {}
+    stall = totals.get("stall_cycles")
+    metric = stall if stall else totals.get("latency_cycles")
+    waves = doc.get("waves") or {}
+    mean = ((waves.get("per_wave") or {}).get("duration") or {}).get("mean")
+    lifetime = mean * waves["waves"] if mean and waves.get("waves") else None
+    total = lifetime or (doc.get("costs") or {}).get("total_cycles") or metric
+    if not metric or not total:
+        return share
+    return min(1.0, share * metric / total)
+
+
+def calibrated_gain(finding: Finding, kind: str, doc: dict) -> Gain | None:
+    """The kernel-time gain of a finding whose fix re-timed pairs measured, else None."""
+    if (finding.rule not in CALIBRATED_RULES or finding.scope != "line" or not finding.ranked
+            or kind not in CALIBRATED_LEVERS | {"line"} or finding.estimated_gain is None):
+        return None
+    cal = CALIBRATED.get(wait_type(finding, doc) or "")
+    if cal is None:
+        return None
+    share = time_share(finding.stall_share, doc)
+    return Gain(
+        round(share * cal.low, 4), round(share * cal.high, 4),
+        f"{cal.low:.0%}–{cal.high:.0%} of this finding's {share:.1%} of the waves' time, the "
+        f"part that re-timed fixes of such waits removed (calibrated: {cal.evidence}; "
+        "docs/calibration.md)",
+        status="calibrated range — verify by re-timing",
+        unit="kernel_time",
+    )
+
+
+SETUP_STALL_SHARE = 0.8  # of a finding's cited stall on once-per-wave setup: a setup finding
+
+
+def setup_only(finding: Finding, doc: dict) -> bool:
+    """True when (almost) all the stall a finding cites is once-per-wave scalar loads and their
+    waits (kernel arguments): ≥ SETUP_STALL_SHARE of it, weighted by stall."""
+    by_index = {ins["index"]: ins for ins in doc.get("instructions") or []}
+    cited = [by_index[e.instruction_index] for e in finding.evidence
+             if e.instruction_index in by_index]
+    total = sum(ins.get("stall_cycles") or 0 for ins in cited)
+    setup = sum(ins.get("stall_cycles") or 0 for ins in cited
+                if ins.get("type") in SETUP_TYPES and once_per_wave(doc, ins))
+    return bool(total) and setup >= SETUP_STALL_SHARE * total
+
+
+def lever(finding: Finding, doc: dict) -> str:
+    """The lever a finding pulls; LINE/REGION findings by the dominant type of their evidence;
+    any finding citing only once-per-wave setup (kernel arguments) pulls `setup-latency`."""
+    kind = LEVERS.get(finding.rule, "none")
+    if kind not in ("none", "prologue") and setup_only(finding, doc):
+        return "setup-latency"
+    if kind not in ("line", "region"):
+        return kind
+    types = {ins_type(doc, e.instruction_index) for e in finding.evidence}
+    if types & MEMORY_LINE_TYPES:
+        return "memory-latency"
+    if "barrier" in types:
+        return "sync"
+    if "nop" in types:
+        return "issue"
+    return "compute" if types & {"MFMA", "VALU"} else "line"
+
+
+def ins_type(doc: dict, index: int | None) -> str | None:
+    for ins in doc.get("instructions") or []:
+        if ins.get("index") == index:
+            return ins.get("type")
+    return None
+
+
+def _cap(priority: str, cap: str) -> str:
+    return max(priority, cap, key=PRIORITIES.index)
+
+
+def priority_for_gain(high: float) -> str:
+    return "HIGH" if high >= HIGH_GAIN else "MED" if high >= MED_GAIN else "LOW"
+
+
+def _bounded(gain: Gain, high: float, why: str) -> Gain:
+    if gain.high <= high:
+        return gain
+    return replace(gain, low=round(min(gain.low, high), 4), high=round(high, 4),
+                   basis=f"{gain.basis}; bounded to {high:.1%} by {why}")
+
+
+def _once_per_wave_cost(finding: Finding, doc: dict) -> float | None:
+    """Cost share (latency + idle) of the finding's evidence when all of it runs once per wave."""
+    by_index = {ins["index"]: ins for ins in doc.get("instructions") or []}
+    cited = [by_index[e.instruction_index] for e in finding.evidence
+             if e.instruction_index in by_index]
+    if not cited or not all(once_per_wave(doc, ins) for ins in cited):
+        return None
+    if not has_repeats(doc):
+        return None  # straight-line kernel: everything runs once per wave, nothing to weigh
+    total = (doc.get("costs") or {}).get("total_cycles") or 0
+    cost = sum((ins.get("latency_cycles") or 0) + (ins.get("idle_cycles") or 0) for ins in cited)
+    return cost / total if total else None
+
+
+def has_repeats(doc: dict) -> bool:
+    """True when some instruction runs more than once per wave (the kernel loops)."""
+    waves = wave_count(doc)
+    return bool(waves) and any((ins.get("hits") or 0) > waves for ins in doc.get("instructions") or [])
+
+
+def overlap_groups(findings: list[Finding]) -> None:
+    """Give ranked line findings that cite a common instruction one `overlap_group` (the first
+    one's id). Loop- and kernel-scope findings are umbrellas over the line findings inside them
+    (their titles say so); they do not link groups."""
+    groups: list[tuple[set[int], list[Finding]]] = []
+    for finding in findings:
+        finding.overlap_group = None
+        if not finding.ranked or finding.scope != "line":
+            continue
+        cited = {e.instruction_index for e in finding.evidence if e.instruction_index is not None}
+        if not cited:
+            continue
+        joined = [g for g in groups if g[0] & cited]
+        merged_set = set(cited).union(*(g[0] for g in joined))
+        members = [m for g in joined for m in g[1]] + [finding]
+        groups = [g for g in groups if g not in joined] + [(merged_set, members)]
+    for _, members in groups:
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda f: findings.index(f))
+        lead = members[0].id
+        for member in members:
+            member.overlap_group = lead
+
+
+def group_gain(findings: list[Finding]) -> float:
+    """Upper bound of what the findings claim together: per overlap group of line findings its
+    largest member; an umbrella (loop/kernel scope) covers the same stall as the lines inside it,
+    so the total is the larger of the line groups' sum and the largest umbrella."""
+    best: dict[str, float] = {}
+    umbrella = 0.0
+    for finding in findings:
+        if finding.estimated_gain is None or not finding.ranked:
+            continue
+        if finding.scope != "line":
+            umbrella = max(umbrella, finding.estimated_gain.rank_value)
+            continue
+        key = finding.overlap_group or finding.id
+        # in stall cycles throughout: a calibrated gain counts with the hypothesis it replaced
+        best[key] = max(best.get(key, 0.0), finding.estimated_gain.rank_value)
+    return max(sum(best.values()), umbrella)
+
+
+def bound_findings(findings: list[Finding], verdict: Bottleneck, doc: dict) -> list[Finding]:
+    """Apply the verdict's bounds to every finding (in place) and return them."""
+    ruled_out = CONTRADICTS.get(verdict.kind, frozenset())
+    own = VERDICT_RULES.get(verdict.kind, frozenset())
+    for finding in findings:
+        kind = lever(finding, doc)
+        gain = finding.estimated_gain
+        if finding.rule in own:
+            finding.priority = "HIGH" if finding.ranked else finding.priority
+            finding.verdict_aligned = True
+            continue
+        if kind in ruled_out:
+            finding.contradicts_verdict = True
+        if gain is not None and kind not in ("compute",) and verdict.ceiling < 1:
+            gain = _bounded(gain, verdict.ceiling, f"the {verdict.kind} verdict (what the bound "
+                            f"leaves: {verdict.ceiling:.1%} of stall)")
+        once = _once_per_wave_cost(finding, doc) if finding.location else None
+        if kind == "setup-latency" and verdict.kind != "prologue":
+            finding.once_per_wave = True
+            finding.priority = _cap(finding.priority, "MED")
+            finding.fix = (f"{finding.fix} These are once-per-wave kernel-argument/setup loads: "
+                           "their latency is fixed; it matters less when each wave does more work.")
+        if once is not None:
+            finding.once_per_wave = True
+            if gain is not None:
+                gain = _bounded(gain, once * ONCE_PER_WAVE_HIDEABLE,
+                                "a cost paid once per wave (its share of the waves' lifetime × "
+                                f"{ONCE_PER_WAVE_HIDEABLE:.0%} overlappable)")
+            if verdict.kind != "prologue":
+                finding.priority = _cap(finding.priority, "MED")
+                finding.fix = (f"{finding.fix} This cost is paid once per wave: it shrinks "
+                               "relative to the wave's work when each wave does more (several "
+                               "tiles per wave, persistent waves).")
+        finding.estimated_gain = gain
+        if gain is not None and gain.high > 0:
+            finding.priority = _cap(priority_for_gain(gain.high), finding.priority)
+        elif gain is None:
+            finding.priority = _cap(finding.priority, "MED")
+        if finding.contradicts_verdict:
+            finding.priority = "LOW"
+        elif gain is not None:
+            calibrated = calibrated_gain(finding, kind, doc)
+            if calibrated is not None:
+                # stated in kernel time, ranked (and prioritised) as the hypothesis it replaces
+                finding.estimated_gain = replace(_bounded(calibrated, gain.high, "the stall "
+                                                          "hypothesis' bound"), ranking=gain.high)
+    return findings
+
+
+def defer_to_verdict(findings: list[Finding]) -> None:
+    """Findings citing an instruction the verdict's own finding cites (or in its overlap group)
+    claim its cycles: at most MED (the verdict's finding says what to do with that stall)."""
+    own = [f for f in findings if f.verdict_aligned]
+    cited = {e.instruction_index for f in own for e in f.evidence if e.instruction_index is not None}
+    led = {f.overlap_group for f in own if f.overlap_group}
+    for finding in findings:
+        if finding.verdict_aligned or not finding.ranked:
+            continue
+        mine = {e.instruction_index for e in finding.evidence}
+        if finding.overlap_group in led or mine & cited:
+            finding.priority = _cap(finding.priority, "MED")
+
+
+def one_high_per_line(findings: list[Finding]) -> None:
+    """Two findings on one line in one overlap group explain the same stall: only the first of
+    them (in priority order) stays HIGH, the rest are at most MED."""
+    seen: set[tuple[str, str]] = set()
+    for finding in findings:
+        if not (finding.ranked and finding.overlap_group and finding.location):
+            continue
+        key = (finding.overlap_group, finding.location)
+        if key in seen:
+            finding.priority = _cap(finding.priority, "MED")
+        seen.add(key)

@@ -1,0 +1,110 @@
+"""NOP-hazard-stall: `s_nop` stall explained by the hazard that made the compiler insert it."""
+
+from __future__ import annotations
+
+import re
+
+from kerneltrace.isa import classify as isa
+from kerneltrace.plan.context import PlanContext
+from kerneltrace.plan.findings import Finding, hiding_gain
+
+MIN_SHARE = 0.03
+LOOK_BACK = 4
+_TRANS = re.compile(r"^v_(exp|log|rcp|rsq|sqrt|sin|cos)_")
+_LANE = re.compile(r"^(v_readlane|v_readfirstlane|v_writelane|v_permlane|s_setreg|v_cmpx|v_div_fmas)")
+
+# cause -> (what the hardware needs, what to do)
+CAUSES: dict[str, tuple[str, str]] = {
+    "transcendental": (
+        "a transcendental op (exp/log/rcp/rsq/sqrt/sin/cos) runs on the quarter-rate trans unit; a "
+        "dependent VALU read must wait for it, so the compiler pads with `s_nop`",
+        "batch the transcendental ops of several elements back to back and consume them later "
+        "(software-pipeline softmax: exp of tile k while scaling tile k-1); use exp2 with a "
+        "pre-multiplied log2(e) to drop the extra multiply",
+    ),
+    "mfma": (
+        "an MFMA result (or its source registers) is read before the required pass cycles have "
+        "elapsed (xdl read/write hazards); the compiler pads with `s_nop`",
+        "interleave independent MFMA chains (two accumulators) or independent VALU work between "
+        "an MFMA and the instruction reading its result",
+    ),
+    "lane/sgpr": (
+        "a VALU write of an SGPR/VCC/EXEC, `v_readlane`/`v_writelane`/`v_permlane` or `s_setreg` "
+        "needs wait states before the dependent read",
+        "move the lane/scalar exchange out of the inner loop or separate it from its consumer by "
+        "independent instructions",
+    ),
+    "compare/select": (
+        "a VALU compare writes VCC (or an SGPR mask) that the next `v_cndmask` reads as its lane "
+        "mask; the compiler inserts wait states between the write and the read (masking, "
+        "clamping, causal or boundary selects)",
+        "do all compares of a tile first and the selects after them, so independent work fills "
+        "the gap; skip masking on tiles that need none (only the diagonal/boundary tiles of a "
+        "causal or ragged mask do); use `v_max`/`v_min`/`v_med3` instead of compare+select where "
+        "they express the same clamp",
+    ),
+    "other": (
+        "a data hazard the hardware does not interlock; the compiler inserts wait states",
+        "separate producer and consumer with independent instructions",
+    ),
+}
+
+
+_COMPARE = re.compile(r"^v_cmp|_co_|^v_readfirstlane")
+
+
+def hazard_cause(before: list[dict], after: list[dict] | None = None) -> tuple[str, dict | None]:
+    """The producer kind among the instructions just before an `s_nop` (nearest first); a lane
+    op right after it (the consumer) names the lane hazard; a compare right before it that the
+    next instruction reads as a mask is a compare/select hazard."""
+    nearest = before[-1] if before else None
+    if after and _LANE.match(isa.opcode(after[0].get("asm") or "")):
+        return "lane/sgpr", nearest
+    if nearest is not None and _COMPARE.search(isa.opcode(nearest.get("asm") or "")):
+        return "compare/select", nearest
+    for ins in reversed(before):
+        op = isa.opcode(ins.get("asm") or "")
+        if _TRANS.match(op):
+            return "transcendental", ins
+        if ins.get("type") == isa.MFMA:
+            return "mfma", ins
+        if _LANE.match(op):
+            return "lane/sgpr", ins
+    return "other", None
+
+
+def nop_hazards(ctx: PlanContext) -> list[Finding]:
+    """One finding per hazard cause whose `s_nop` stall is ≥ 3 % of all stall."""
+    nops = [ins for ins in ctx.program_order
+            if ins.get("type") == isa.NOP and (ins.get("stall_cycles") or 0) > 0]
+    by_cause: dict[str, list[tuple[dict, dict | None]]] = {}
+    for nop in nops:
+        before, after = ctx.neighbours(nop["index"], LOOK_BACK, 1)
+        before = [ins for ins in before if ins.get("type") != isa.NOP]
+        cause, producer = hazard_cause(before, after)
+        by_cause.setdefault(cause, []).append((nop, producer))
+    findings = []
+    for cause, items in by_cause.items():
+        stall = sum(nop["stall_cycles"] for nop, _ in items)
+        share = ctx.share(stall)
+        if share < MIN_SHARE:
+            continue
+        items.sort(key=lambda item: -item[0]["stall_cycles"])
+        need, fix = CAUSES[cause]
+        evidence = []
+        for nop, producer in items[:3]:
+            if producer is not None:
+                evidence.append(ctx.evidence(producer, f"{cause} hazard producer"))
+            evidence.append(ctx.evidence(nop, "hazard wait states"))
+        location = next((e.location for e in evidence
+                         if e.location and not ctx.is_artifact(e.location)), None)
+        findings.append(Finding.for_share(
+            "NOP-hazard-stall", location, share,
+            title=f"`s_nop` hazard padding after {cause} ops: {share:.0%} of stall",
+            estimated_gain=hiding_gain(share, 0.3, 0.8, f"the `s_nop` stall after {cause} ops"),
+            root_cause=f"{len(items)} `s_nop` instruction(s) stall {stall:,} cycles: {need}.",
+            fix=f"{fix[0].upper()}{fix[1:]}.",
+            evidence=evidence,
+            effort="medium",
+        ))
+    return findings

@@ -1,0 +1,73 @@
+"""REGION-hotspot: rank instruction regions when source lines cannot carry the ranking."""
+
+from __future__ import annotations
+
+from kerneltrace.analysis.regions import split_regions
+from kerneltrace.plan.context import PlanContext
+from kerneltrace.plan.findings import Finding, hiding_gain, priority_for_share
+from kerneltrace.plan.rules.line_hotspot import hideable_range
+
+LINES_FAIL_SHARE = 0.5  # artifact lines (entry/decorator, unmapped) holding this much stall
+MIN_REGION_SHARE = 0.03
+MAX_REGIONS = 3
+
+
+def lines_fail(ctx: PlanContext) -> bool:
+    """True when the source-line ranking cannot point at user code for most of the stall."""
+    mapped = (ctx.hotspots.get("source_mapping") or {}).get("mapped_fraction")
+    artifact = sum(line.get("share") or 0.0 for line in ctx.artifact_lines())
+    return mapped == 0 or artifact >= LINES_FAIL_SHARE or not ctx.real_lines()
+
+
+def region_hotspots(ctx: PlanContext, *, force: bool = False) -> list[Finding]:
+    """Top instruction regions by stall (latency in legacy captures) when lines fail (or `force`)."""
+    if not (force or lines_fail(ctx)):
+        return []
+    by = "stall_cycles" if ctx.total_stall else "latency_cycles"
+    total = ctx.total_stall or int((ctx.hotspots.get("totals") or {}).get("latency_cycles") or 0)
+    if not total:
+        return []
+    artifacts = {line["location"] for line in ctx.artifact_lines()}
+    regions = split_regions(ctx.program_order, artifacts, by)
+    if regions and regions[0].metric_cycles < MIN_REGION_SHARE * total:
+        # the cost is spread thin over many waits: rank whole basic blocks instead
+        regions = split_regions(ctx.program_order, artifacts, by, at_waits=False)
+    findings = []
+    metric = "stall" if by == "stall_cycles" else "latency"
+    for region in regions[:MAX_REGIONS]:
+        share = region.metric_cycles / total
+        if share < MIN_REGION_SHARE and findings:
+            break
+        if not region.metric_cycles:
+            break
+        cited = sorted((ctx.instructions[i] for i in region.instructions),
+                       key=lambda ins: -int(ins.get(by) or 0))
+        top_type = cited[0].get("type") or "other"
+        cause, fix, low, high = hideable_range(top_type)
+        location = f"<rows {region.first_index}-{region.last_index}>"
+        findings.append(Finding(
+            id=f"REGION-hotspot@rows{region.first_index}-{region.last_index}",
+            rule="REGION-hotspot",
+            title=f"{top_type} {metric} in instruction region {region.name}",
+            priority=priority_for_share(share),
+            stall_share=round(share, 4),
+            estimated_gain=hiding_gain(share, low, high, f"the region's {metric}")
+            if by == "stall_cycles" else None,
+            root_cause=(
+                f"Source lines cannot rank this kernel (the entry/decorator line or unmapped code "
+                f"holds the {metric}, or there are no line tables), so the instruction stream is "
+                f"ranked instead: this region (pc {region.first_pc:#x}–{region.last_pc:#x}) holds "
+                f"{share:.1%} of all {metric}; its top instruction is a {top_type}: {cause}."
+                if region.first_pc is not None else
+                f"Source lines cannot rank this kernel, so the instruction stream is ranked: this "
+                f"region holds {share:.1%} of all {metric}; its top instruction is a {top_type}: "
+                f"{cause}."
+            ),
+            fix=f"{fix[0].upper()}{fix[1:]}, in the code that emits rows {region.first_index}–"
+                f"{region.last_index}" + (f" (nearest source line {region.source})." if region.source
+                                         else "."),
+            evidence=[ctx.evidence(ins, "in region") for ins in cited[:5] if ins.get(by)],
+            location=location,
+            effort="medium",
+        ))
+    return findings

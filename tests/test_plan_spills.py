@@ -1,0 +1,100 @@
+"""Register spills (rule S1): scratch accesses found, counted, costed by their waits, ranked first."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from kerneltrace.analysis.spills import spill_kind
+from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.plan.context import PlanContext
+from kerneltrace.plan.rules import run_all
+from kerneltrace.plan.rules.spills import RULE, RULE_HOT
+from kerneltrace.plan.summary import build_summary
+from kerneltrace.synth import SPILL_LINES, demo_gemm, demo_spill, write_dispatch_dir
+from kerneltrace.synth.simulate import simulate
+
+
+@pytest.fixture(scope="module")
+def spill_doc(tmp_path_factory):
+    root = tmp_path_factory.mktemp("spill")
+    return analyze_dispatch(write_dispatch_dir(root, demo_spill()), waves=True)
+
+
+def test_spill_kind():
+    assert spill_kind("scratch_load_dwordx4 v[8:11], off, s33 offset:16") == "load"
+    assert spill_kind("scratch_store_dword off, v1, s33") == "store"
+    assert spill_kind("buffer_store_dword v1, off, s[0:3], 0 offset:4") == "store"  # gfx90a
+    assert spill_kind("buffer_load_dword v1, off, s[0:3], s32 offset:8") == "load"
+    assert spill_kind("buffer_load_dwordx4 v[4:7], v0, s[8:11], 0 offen") is None
+    assert spill_kind("global_load_dword v1, v2, s[0:1]") is None
+
+
+def expected_reload_wait(spec) -> int:
+    """Σ stall of the s_waitcnt right after the reload, straight from the simulation."""
+    reload = next(i for i, ins in enumerate(spec.instructions) if ins.asm.startswith("scratch_load"))
+    wait_row = reload + 2  # code.json row = instruction + 1 (label row), the wait follows it
+    return sum(row[2] for wave in simulate(spec) for row in wave.instructions if row[4] == wait_row)
+
+
+def test_hot_loop_spill_is_the_first_finding_with_the_wait_cost(spill_doc):
+    spec = demo_spill()
+    findings = run_all(PlanContext(spill_doc))
+    first = findings[0]
+    assert first.rule == RULE_HOT
+    assert first.priority == "HIGH"
+    assert "inside the hot loop" in first.title
+    assert "1 reload(s), 1 store(s)" in first.title
+    assert first.location.endswith(f"demo_spill.py:{SPILL_LINES['reload']}")
+    # The cost the waits show: the reload wait's cycles (youngest drained producer) plus the
+    # scratch instructions' own stall, as a share of all stall.
+    wait = expected_reload_wait(spec)
+    own = sum(ins["stall_cycles"] for ins in spill_doc["instructions"]
+              if ins["asm"].startswith("scratch_"))
+    total = spill_doc["totals"]["stall_cycles"]
+    assert wait > 0 and own > 0
+    assert f"{wait:,} cycles of `s_waitcnt`" in first.root_cause
+    assert first.stall_share == pytest.approx((wait + own) / total, abs=1e-4)
+    assert first.estimated_gain.high == pytest.approx(first.stall_share, abs=1e-4)
+    assert [e.asm.split()[0] for e in first.evidence[:2]] == ["scratch_load_dwordx4",
+                                                              "scratch_store_dwordx4"]
+    assert "scratch load, 128 executions" in first.evidence[0].note
+
+
+def test_spill_first_even_when_another_finding_is_costlier(spill_doc):
+    """Make the buffer-load wait dominate: the spill still leads the plan."""
+    doc = dict(spill_doc)
+    doc["instructions"] = [dict(ins) for ins in spill_doc["instructions"]]
+    wait = next(ins for ins in doc["instructions"] if ins["asm"] == "s_waitcnt vmcnt(1)")
+    wait["stall_cycles"] *= 20
+    wait["latency_cycles"] *= 20
+    doc["totals"] = dict(doc["totals"], stall_cycles=sum(i["stall_cycles"]
+                                                        for i in doc["instructions"]))
+    findings = run_all(PlanContext(doc))
+    spill = next(f for f in findings if f.rule == RULE_HOT)
+    assert max(f.stall_share for f in findings if f.ranked) > spill.stall_share
+    assert findings[0] is spill and spill.priority == "HIGH"
+
+
+def test_spill_outside_loops_is_ranked_by_its_cost_not_forced_first(tmp_path):
+    spec = demo_spill()
+    # Move the loop off the spill rows: iterate only the first two loop instructions.
+    spec = dataclasses.replace(spec, loop=None)
+    doc = analyze_dispatch(write_dispatch_dir(tmp_path, spec), waves=True)
+    findings = run_all(PlanContext(doc))
+    spill = next(f for f in findings if f.rule == RULE)
+    assert "outside loops" in spill.title
+    assert spill.priority in ("HIGH", "MED", "LOW")
+
+
+def test_no_spill_no_finding(tmp_path):
+    doc = analyze_dispatch(write_dispatch_dir(tmp_path, demo_gemm()), waves=True)
+    assert not [f for f in run_all(PlanContext(doc)) if f.rule in (RULE, RULE_HOT)]
+
+
+def test_summary_lists_the_spill_first(spill_doc):
+    summary = build_summary([spill_doc], [])
+    (kernel,) = summary["kernels"]
+    findings = kernel["dispatches"][0]["findings"]
+    assert findings[0]["rule"] == RULE_HOT

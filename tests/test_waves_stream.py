@@ -1,0 +1,107 @@
+"""Wave files streamed in two processes give exactly the one-process `waves` object.
+
+The forked path is forced on small synthetic captures (PARALLEL_BYTES lowered); the cut, the
+merge of every total, and each fallback (a failing child, a SIMD on both sides of the cut, a
+damaged file on either side) are checked against one process.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kerneltrace.analysis.waves import stream
+from kerneltrace.analysis.waves.analyze import analyze_waves
+from kerneltrace.readers.codejson import read_code_json
+from kerneltrace.readers.wavefile.reader import wave_files
+from kerneltrace.synth import demo_gemm, write_dispatch_dir
+
+
+@pytest.fixture
+def gemm(tmp_path):
+    return write_dispatch_dir(tmp_path, demo_gemm("gfx942", iterations=6, waves_per_slot=2))
+
+
+@pytest.fixture
+def forked(monkeypatch):
+    """Two processes whatever the size; counts how the halves were accumulated."""
+    seen: list[str] = []
+    monkeypatch.setattr(stream, "PARALLEL_BYTES", 0)
+    original = stream._accumulate_halves
+
+    def spy(*args):
+        result = original(*args)
+        seen.append("merged" if result is not None else "one process")
+        return result
+
+    monkeypatch.setattr(stream, "_accumulate_halves", spy)
+    return seen
+
+
+def waves_of(directory: Path, workers: int) -> str:
+    table = read_code_json(directory / "code.json")
+    return json.dumps(analyze_waves(directory, table, workers=workers), sort_keys=True)
+
+
+def test_two_processes_give_the_one_process_result(gemm, forked):
+    one = waves_of(gemm, 1)
+    assert forked == []
+    assert waves_of(gemm, 2) == one
+    assert forked == ["merged"]
+    document = json.loads(one)
+    assert document["loops"] and document["waitcnt"] and document["peers"]["instructions"]
+
+
+def test_the_cut_is_at_a_simd_boundary_near_the_middle(gemm):
+    paths = wave_files(gemm)
+    first, second = stream.split(paths, 2)
+    assert first + second == paths
+    simd = [name.split("_sl")[0] for name in (first[-1].name, second[0].name)]
+    assert simd[0] != simd[1]
+    sizes = [sum(path.stat().st_size for path in half) for half in (first, second)]
+    assert abs(sizes[0] - sizes[1]) <= max(path.stat().st_size for path in paths) * 8
+    assert stream.split(paths, 1) == [paths]
+
+
+def test_a_failing_child_is_redone_here(gemm, forked, monkeypatch):
+    one = waves_of(gemm, 1)
+
+    def broken(paths, new_totals, mfma_by_line, connection):
+        connection.send(("error", "simulated"))
+        connection.close()
+
+    monkeypatch.setattr(stream, "_child", broken)
+    assert waves_of(gemm, 2) == one
+    assert forked == ["merged"]
+
+
+def test_a_simd_on_both_sides_falls_back_to_one_process(gemm, forked, monkeypatch):
+    one = waves_of(gemm, 1)
+    monkeypatch.setattr(stream, "split", lambda paths, parts: [paths[:3], paths[3:]])
+    assert waves_of(gemm, 2) == one
+    assert forked == ["one process"]
+
+
+@pytest.mark.parametrize("victim", [0, -1])
+def test_skipped_files_keep_file_order_on_either_side(gemm, forked, victim):
+    paths = wave_files(gemm)
+    paths[victim].write_bytes(paths[victim].read_bytes()[:100])  # truncated
+    paths[1].write_bytes(paths[1].read_bytes().replace(b'"end":', b'"end":-', 1))  # implausible
+    one = waves_of(gemm, 1)
+    assert waves_of(gemm, 2) == one
+    skipped = [entry["file"] for entry in json.loads(one)["skipped"]]
+    names = [path.name for path in paths]
+    assert len(skipped) == 2 and skipped == sorted(skipped, key=names.index)
+
+
+def test_worker_count_needs_two_cpus_and_enough_bytes(gemm, monkeypatch):
+    paths = wave_files(gemm)
+    monkeypatch.setattr(stream, "PARALLEL_BYTES", 1)
+    assert stream.worker_count(paths, 2) == 2
+    assert stream.worker_count(paths, 1) == 1
+    monkeypatch.setenv(stream.WORKERS_ENV, "1")
+    assert stream.worker_count(paths) == 1
+    monkeypatch.setattr(stream, "PARALLEL_BYTES", 1 << 40)
+    assert stream.worker_count(paths, 2) == 1
