@@ -90,10 +90,13 @@ def test_loads_on_the_decorator_line(tmp_path):
     entry_line = [line for line in doc["source_lines"] if line["artifact"] == "kernel-entry"]
     assert entry_line and entry_line[0]["share"] > 0.5
     first = ranked(entry)[0]
-    assert first["rule"] == "REGION-hotspot" and first["priority"] == "HIGH"
+    assert first["rule"] == "GLUE-line-loads" and first["priority"] == "HIGH"
     cited = {e["asm"].split()[0] for e in first["evidence"]}
-    assert "s_waitcnt" in cited  # the wait on the glue-line loads, not a kernel-argument load
-    assert "buffer_load_dword" in first["title"] or "s_waitcnt" in first["title"]
+    assert {"s_waitcnt", "buffer_load_dword"} <= cited  # the glue-line loads, not kernel arguments
+    assert "straight to LDS" in first["root_cause"]
+    # the region view of the same waits is in its overlap group, not a second HIGH
+    twins = [f for f in ranked(entry) if f["overlap_group"] == first["overlap_group"]]
+    assert len(twins) >= 2 and all(f["priority"] != "HIGH" for f in twins[1:])
     assert_consistent(entry)
 
 
