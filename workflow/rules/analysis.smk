@@ -24,8 +24,8 @@ checkpoint dispatches:
 
 
 # One job per dispatch dir; its inputs and its `signature` param cover every file the analysis reads
-# (docs/pipeline.md, "Rerun behaviour"). It also keeps the copy under reports/ (a plain cp, no
-# extra job). Group "hotspots": with --group-components hotspots=N a cluster job runs N of them.
+# (docs/pipeline.md, "Rerun behaviour"). It runs in the Snakemake process (run: + the default
+# profile's force-use-threads) and also writes the copy kept under reports/ (no extra job).
 rule hotspots:
     input:
         files=dispatch_inputs,
@@ -37,8 +37,11 @@ rule hotspots:
         kept="reports/{run}/hotspots/{dispatch}.json",
     log:
         "logs/{run}/hotspots/{dispatch}.log",
+    # On a cluster, profiles/slurm packs a run's hotspot jobs into a few group jobs
+    # (group-components); one group per run, as groups spanning runs break on Snakemake 9's
+    # checkpoint updates. Local runs ignore groups.
     group:
-        "hotspots"
+        "analysis_{run}"
     conda:
         "../envs/analysis.yaml"
     params:
