@@ -16,12 +16,19 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from kerneltrace.model.dispatchdir import DISPATCH_RE
-from kerneltrace.model.metadata import BUNDLE_LEVELS
+from kerneltrace.model.metadata import (
+    AGENT_INFO,
+    BUNDLE_LEVELS,
+    COUNTERS,
+    KERNEL_TRACE,
+    holds_captures,
+)
+from kerneltrace.model.naming import DISPATCH_RE
 
 # Files whose presence decides which CSVs the dispatch list attaches to a dispatch dir
 # (kerneltrace/model/metadata.py looks them up in its capture bundle: up to BUNDLE_LEVELS above).
 METADATA_FILE = re.compile(r"(kernel_trace|agent_info).*\.csv$|counter_collection\.csv$")
+METADATA_PATTERNS = KERNEL_TRACE + AGENT_INFO + COUNTERS
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -67,45 +74,42 @@ def tree_signature(root: Path | str) -> str:
     if not os.path.isdir(root):
         return "absent"
     walk_root = os.path.dirname(root) if _is_dispatch_dir(root, os.listdir(root)) else root
+    shallowest = BUNDLE_LEVELS + 1  # depth below walk_root of the highest dispatch dir
     for dirpath, dirnames, names in os.walk(walk_root):
         dirnames.sort()
         if dirpath != walk_root and _is_dispatch_dir(dirpath, names):
             dirnames[:] = []
             if walk_root != root and dirpath != root:
                 continue
+            depth = os.path.relpath(dirpath, walk_root).count(os.sep) + 1
+            shallowest = min(shallowest, depth)
             lines.append(f"D {os.path.relpath(dirpath, walk_root)} {' '.join(sorted(names))}")
             lines.append(_stat_line(os.path.join(dirpath, "code.json"), walk_root))
             continue
         lines += [_stat_line(os.path.join(dirpath, name), walk_root)
                   for name in sorted(names) if METADATA_FILE.search(name)]
-    lines += _above(walk_root)
+    # a dispatch dir `depth` below walk_root looks BUNDLE_LEVELS - depth folders above it
+    lines += _above(walk_root, BUNDLE_LEVELS - shallowest)
     return hashlib.sha1("\n".join(lines).encode("utf-8", "replace")).hexdigest()[:16]
 
 
-def _above(root: str) -> list[str]:
-    """Metadata CSVs in the folders above ``root`` that a capture bundle may reach, and in their
-    direct subfolders (e.g. FlyDSL's compute_viewer/ beside att_viewer/)."""
+def _above(root: str, levels: int) -> list[str]:
+    """Metadata CSVs a capture bundle may reach in the ``levels`` folders above ``root``
+    (kerneltrace/model/metadata.py: each ancestor and its subfolders holding no other capture)."""
     lines: list[str] = []
-    folder = root
-    for _ in range(BUNDLE_LEVELS):
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
+    came_from = Path(root)
+    for folder in list(came_from.parents)[:max(0, levels)]:
+        places = [folder]
         try:
-            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+            subfolders = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
         except OSError:
-            continue
-        for entry in entries:
-            if entry.is_file() and METADATA_FILE.search(entry.name):
-                lines.append(_stat_line(entry.path, "/"))
-            elif entry.is_dir(follow_symlinks=False) and not DISPATCH_RE.match(entry.name):
-                try:
-                    names = sorted(os.listdir(entry.path))
-                except OSError:
-                    continue
-                lines += [_stat_line(os.path.join(entry.path, name), "/")
-                          for name in names if METADATA_FILE.search(name)]
+            subfolders = []
+        places += [sub for sub in subfolders if sub != came_from and not DISPATCH_RE.match(sub.name)
+                   and not holds_captures(sub)]
+        for place in places:
+            for pattern in METADATA_PATTERNS:
+                lines += [_stat_line(str(path), "/") for path in sorted(place.glob(pattern))]
+        came_from = folder
     return lines
 
 
