@@ -34,7 +34,7 @@ def load_snippets(
             continue
         try:
             text, _ = sources.lines(local)
-        except OSError:
+        except (OSError, InputError):
             continue
         if not 1 <= number <= len(text):
             continue
