@@ -157,7 +157,7 @@ def decide(doc: dict, l2: dict | None = None) -> Bottleneck:
     if non_hidden is not None:
         facts.append(f"non-hidden cost {_pct(non_hidden)} (no other wave issued meanwhile)")
 
-    if fmt == "legacy" or not totals.get("stall_cycles"):
+    if fmt == "legacy" or (not totals.get("stall_cycles") and fmt != "pcsampling"):
         top = max(costs.get("by_type") or [{}], key=lambda e: e.get("cost_cycles") or 0)
         why = ("No stall column in this capture (rocprofv2 legacy format)" if fmt == "legacy"
                or totals.get("stall_cycles") is None else "No stall recorded in this capture")
