@@ -18,6 +18,7 @@ Nothing else in the package or the scripts renames outputs into place.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import stat
@@ -138,9 +139,41 @@ def write_text(path: str | os.PathLike[str], text: str) -> Path:
     return write_bytes(path, text.encode("utf-8"))
 
 
+def finite_json(obj: Any, path: str = "$") -> tuple[Any, list[str]]:
+    """``obj`` with every NaN/Infinity float replaced by null, and the JSON paths replaced."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None, [path]
+    if isinstance(obj, dict):
+        out, paths = {}, []
+        for key, value in obj.items():
+            out[key], found = finite_json(value, f"{path}.{key}")
+            paths += found
+        return out, paths
+    if isinstance(obj, (list, tuple)):
+        items, paths = [], []
+        for index, value in enumerate(obj):
+            item, found = finite_json(value, f"{path}[{index}]")
+            items.append(item)
+            paths += found
+        return items, paths
+    return obj, []
+
+
 def json_text(obj: Any) -> str:
-    """The JSON text every output uses: indented, trailing newline."""
-    return json.dumps(obj, indent=2, sort_keys=False) + "\n"
+    """The JSON text every output uses: indented, trailing newline, never NaN or Infinity.
+
+    A non-finite number becomes null; a top-level object's ``warnings`` list says where and why."""
+    try:
+        return json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n"
+    except ValueError:
+        pass  # a NaN or infinity somewhere: walk the document (only then, it is slower)
+    clean, paths = finite_json(obj)
+    if paths and isinstance(clean, dict):
+        note = (f"{len(paths)} value(s) were not finite numbers (NaN or infinity) and are null: "
+                + ", ".join(paths[:5]) + (", ..." if len(paths) > 5 else ""))
+        key = "warnings" if isinstance(clean.get("warnings", []), list) else "non_finite_values"
+        clean[key] = [*clean.get(key, []), note]
+    return json.dumps(clean, indent=2, sort_keys=False, allow_nan=False) + "\n"
 
 
 def write_json(path: str | os.PathLike[str], obj: Any) -> Path:

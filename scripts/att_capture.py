@@ -10,6 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import argparse  # noqa: E402
 import os  # noqa: E402
 
+from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.pipeline import capture_cli  # noqa: E402
 from kerneltrace.rocprof import capture, commands, decoder, jobfile  # noqa: E402
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     capture_cli.add_common_arguments(parser, job_help="job file from write_input_yaml.py",
                                      cmd_help="benchmark command (one shell string, run once by bash -c)")
     parser.add_argument("--att-library-path", action="append", default=[])
-    parser.add_argument("--retries", type=int, default=2, help="extra attempts on an empty trace")
+    parser.add_argument("--retries", type=number("--retries", minimum=0, integer=True), default=2, help="extra attempts on an empty trace")
     args = parser.parse_args(argv)
     job_format = "json" if args.job.suffix == ".json" else "yaml"
     return capture_cli.run_from_args(

@@ -11,6 +11,7 @@ import argparse  # noqa: E402
 from kerneltrace.analysis.compare.document import DEFAULT_THRESHOLDS, parse_thresholds  # noqa: E402
 from kerneltrace.analysis.compare.inputs import compare_sides, load_side  # noqa: E402
 from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text  # noqa: E402
+from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
 
 EXIT_REGRESSED = 1
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
                              + ", ".join(f"{k}={v}" for k, v in DEFAULT_THRESHOLDS.as_dict().items())
                              + "); 'off' disables a check")
     parser.add_argument("--run", help="with reports/ folders: compare only this run")
-    parser.add_argument("--max-items", type=int, default=50,
+    parser.add_argument("--max-items", type=number("--max-items", minimum=0, integer=True), default=50,
                         help="lines/instructions listed per section in the JSON (0 = all)")
     parser.add_argument("--quiet", action="store_true", help="no text report on stdout")
     return parser

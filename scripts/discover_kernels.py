@@ -10,6 +10,7 @@ import argparse  # noqa: E402
 import os  # noqa: E402
 
 from kerneltrace import atomic  # noqa: E402
+from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.pipeline import capture_cli  # noqa: E402
 from kerneltrace.rocprof import capture, commands, discover  # noqa: E402
@@ -57,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, default=Path("discover"), help="output folder (default: discover)")
     parser.add_argument("--rocprofv3", default="rocprofv3", help="rocprofv3 executable")
     parser.add_argument("--kernel", help="regex selecting kernels (default: the top --top-kernels)")
-    parser.add_argument("--top-kernels", type=int, default=1)
-    parser.add_argument("--timeout", type=float, default=3600, help="seconds (0 = none)")
+    parser.add_argument("--top-kernels", type=number("--top-kernels", minimum=1, integer=True), default=1)
+    parser.add_argument("--timeout", type=number("--timeout", minimum=0), default=3600, help="seconds (0 = none)")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="extra environment for the command (repeatable)")
     args = parser.parse_args(argv)

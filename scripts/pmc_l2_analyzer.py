@@ -8,6 +8,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
 
+from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 
 EA_CHANNELS_WARNING = (
@@ -51,9 +52,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="*_counter_collection.csv files (each = one run), a directory with pass_N/ "
                         "subdirs, a rocprof-compute workload dir, or a rocpd .db")
     parser.add_argument("--kernel", metavar="SUBSTR", help="select the kernel (exact name or a unique substring)")
-    parser.add_argument("--ideal-gb", type=float, help="bytes the kernel must read per dispatch, in GB (1e9)")
+    parser.add_argument("--ideal-gb", type=number("--ideal-gb", minimum=0, exclusive_min=True), help="bytes the kernel must read per dispatch, in GB (1e9)")
     parser.add_argument("--arch", help="gfx target (default: agent_info / sysinfo / rocpd, else counter names)")
-    parser.add_argument("--peak-gbps", type=float, help="peak HBM bandwidth in GB/s (overrides the product table)")
+    parser.add_argument("--peak-gbps", type=number("--peak-gbps", minimum=0, exclusive_min=True), help="peak HBM bandwidth in GB/s (overrides the product table)")
     parser.add_argument("--json", metavar="PATH", help="write kerneltrace.l2/1 JSON to PATH ('-' = stdout, no text)")
     parser.add_argument("--ea-channels", type=int, metavar="N", help="accepted for compatibility; ignored (see the warning)")
     args = parser.parse_args(argv)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltrace import atomic
+from kerneltrace.cliargs import number
 from kerneltrace.rocprof.capture import CaptureFailed
 
 # called with the common options as keywords (job_path, cmd, ...); returns the capture record
@@ -21,7 +22,7 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, job_help: str, cmd_
     parser.add_argument("--cmd", required=True, help=cmd_help)
     parser.add_argument("--out-dir", type=Path, required=True, help="final capture folder")
     parser.add_argument("--rocprofv3", default="rocprofv3")
-    parser.add_argument("--timeout", type=float, default=3600, help="seconds (0 = none)")
+    parser.add_argument("--timeout", type=number("--timeout", minimum=0), default=3600, help="seconds (0 = none)")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--log", type=Path, help="log file (default OUT_DIR.log)")
 

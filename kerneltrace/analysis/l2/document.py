@@ -70,13 +70,19 @@ def analyze(
     peak = resolve_peak(peak_gbps, runs, arch_choice)
     ideal_bytes = ideal_gb * 1e9 if ideal_gb else None
     missing: dict[str, set[str]] = {}
+    implausible: dict[str, set[str]] = {}
     dispatches = [
-        dispatch_metrics(m, runs, arch_choice, ideal_bytes, peak["gbps"], missing, warnings) for m in matched
+        dispatch_metrics(m, runs, arch_choice, ideal_bytes, peak["gbps"], missing, warnings, implausible)
+        for m in matched
     ]
     if sum(1 for d in dispatches if d["duration_ns"] is None) and dispatches:
         warnings.append("some dispatches have no Start/End timestamps: no bandwidth for them")
     aggregate, spread = aggregate_dispatches(dispatches)
     unavailable = [{"metric": metric, "collect": sorted(counters)} for metric, counters in missing.items() if counters]
+    for metric, bad in implausible.items():
+        reason = "counter values that are counts: " + "; ".join(sorted(bad)[:3])
+        unavailable.append({"metric": metric, "collect": [], "needs": reason})
+        warnings.append(f"{metric} unavailable: implausible counter value(s) " + "; ".join(sorted(bad)[:3]))
     if ideal_bytes is None:
         unavailable.append({"metric": "overfetch", "collect": [], "needs": "--ideal-gb (bytes the kernel must read per dispatch)"})
     if peak["gbps"] is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from kerneltrace.analysis.l2.inputs import ArchChoice, MatchedDispatch
 from kerneltrace.counters import table
 from kerneltrace.readers.counter_csv import CounterRun
 
+PLAUSIBLE_COUNT = 2.0**53  # per dispatch; beyond this a counter value is garbage (and not exact as a float)
 ALT_FORM_TOLERANCE = 0.03  # gfx950: the two read-byte forms should agree within a few percent
 
 # Keys of a dispatch entry, in output order (aggregate uses the same metric keys).
@@ -48,25 +50,52 @@ def _div(numerator: float | None, denominator: float | None) -> float | None:
     return numerator / denominator
 
 
+def implausible_counter(value: float) -> str | None:
+    """Why a counter value cannot be a real count (negative, non-finite, too large), or None."""
+    if not math.isfinite(value):
+        return "not a finite number"
+    if value < 0:
+        return "negative"
+    if value > PLAUSIBLE_COUNT:
+        return "implausibly large (> 2^53)"
+    return None
+
+
 @dataclass
 class _Ctx:
     counters: dict[str, float]
     spelling_arch: str
     missing: dict[str, set[str]]  # metric -> counter request names not found
+    implausible: dict[str, set[str]]  # metric -> "COUNTER = value (why)" for values that cannot be counts
 
     def get(self, metric: str, *keys: str) -> list[float] | None:
-        """Values of the keys, or None (and the metric recorded as unavailable) when any is absent."""
-        values, absent = [], []
+        """Values of the keys, or None (and the metric recorded as unavailable) when any is absent
+        or not a plausible count."""
+        values, absent, bad = [], [], []
         for key in keys:
             base = table.counter_base(key, self.spelling_arch)
             if base is None or base not in self.counters:
                 absent.append(table.request_name(key, self.spelling_arch) or key)
-            else:
-                values.append(self.counters[base])
+                continue
+            value = self.counters[base]
+            why = implausible_counter(value)
+            if why:
+                bad.append(f"{base} = {value:.0f} ({why})" if math.isfinite(value) else f"{base} ({why})")
+            values.append(value)
         if absent:
             self.missing.setdefault(metric, set()).update(absent)
             return None
+        if bad:
+            self.implausible.setdefault(metric, set()).update(bad)
+            return None
         return values
+
+    def value(self, key: str, metric: str) -> float | None:
+        """One optional counter's value, or None when absent or implausible (recorded)."""
+        if not self.has(key):
+            return None
+        values = self.get(metric, key)
+        return values[0] if values else None
 
     def has(self, *keys: str) -> bool:
         return all((table.counter_base(k, self.spelling_arch) or "") in self.counters for k in keys)
@@ -95,7 +124,7 @@ def _read_terms(ctx: _Ctx, family: str) -> dict[str, float | None]:
         return out
     if family == "gfx950" and ctx.has("rdreq_32b", "rdreq_64b", "rdreq_128b"):
         n32, n64, n128 = ctx.get("read_mix", "rdreq_32b", "rdreq_64b", "rdreq_128b") or (0, 0, 0)
-        rdreq = ctx.counters.get(table.counter_base("rdreq", ctx.spelling_arch) or "")
+        rdreq = ctx.value("rdreq", "read_mix")
         out.update(n32=n32, n64=n64, n128=n128, requests=rdreq if rdreq else n32 + n64 + n128)
         out["bytes"] = 32 * n32 + 64 * n64 + 128 * n128
         if ctx.has("rdreq", "rdreq_32b", "bubble"):
@@ -122,10 +151,11 @@ def dispatch_metrics(
     peak_gbps: float | None,
     missing: dict[str, set[str]],
     warnings: list[str],
+    implausible: dict[str, set[str]] | None = None,
 ) -> dict:
     """Every metric of one matched dispatch; null where a counter, the ideal or a duration is absent."""
     family = arch.family or "gfx942"
-    ctx = _Ctx(matched.counters, _FAMILY_ARCH[family], missing)
+    ctx = _Ctx(matched.counters, _FAMILY_ARCH[family], missing, {} if implausible is None else implausible)
     first = next(d for d in matched.per_run if d is not None)
     entry: dict = {
         "index": matched.index,
@@ -172,11 +202,10 @@ def dispatch_metrics(
     values["l1_l2_read_requests"] = l1[0] if l1 else None
 
     # Optional extras: only reported when their counters were collected (not listed as unavailable).
-    if ctx.has("req"):
-        values["l2_requests"] = ctx.counters[table.counter_base("req", ctx.spelling_arch) or ""]
+    values["l2_requests"] = ctx.value("req", "l2_requests")
     if ctx.has("rdreq", "rdreq_level"):
-        level = ctx.counters[table.counter_base("rdreq_level", ctx.spelling_arch) or ""]
-        values["l2_read_latency_cycles"] = _div(level, ctx.counters[table.counter_base("rdreq", ctx.spelling_arch) or ""])
+        latency = ctx.get("l2_read_latency_cycles", "rdreq_level", "rdreq")
+        values["l2_read_latency_cycles"] = _div(*latency) if latency else None
 
     if ideal_read_bytes:
         values["overfetch"] = _div(fabric, ideal_read_bytes)
