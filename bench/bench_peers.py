@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):
             for label, (empty, summary) in (("off", off), ("on", on)):
                 module.PeerTotals.empty, module.peer_summary = empty, summary
-                best[label] = min(best[label], cpu(lambda: module.analyze_waves(path, table, workers=1)))
+                best[label] = min(best[label], cpu(lambda path=path, table=table: module.analyze_waves(path, table, workers=1)))
         module.PeerTotals.empty, module.peer_summary = on
         print(f"| {name} | {best['off']:.3f} s | {best['on']:.3f} s | {best['on'] / best['off']:.2f}× |")
     tmp.cleanup()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kerneltrace import __version__
 from kerneltrace.analysis.costs import cost_summary
@@ -18,17 +17,20 @@ from kerneltrace.analysis.hotspots import (
     HotspotAnalysis,
     aggregate,
     instruction_stats,
+    user_lines,
 )
 from kerneltrace.errors import InputError
-from kerneltrace.model.dispatchdir import parse_dispatch_name
 from kerneltrace.model.metadata import find_metadata
+from kerneltrace.model.naming import parse_dispatch_name
 from kerneltrace.readers.codejson import PC_SAMPLING_REASONS, CodeRow, CodeTable, read_code_json
 from kerneltrace.readers.csvs import AgentInfo, KernelTraceRow
 from kerneltrace.readers.snapshots import SourceIndex, read_snapshots
+from kerneltrace.readers.snippets import snippets_from
 
 SCHEMA = "kerneltrace.hotspots/1"
 SCHEMA_WITH_WAVES = "kerneltrace.hotspots/2"
 TOOL = "kernel-trace-analysis"
+SNIPPET_LINES = 5  # top user lines whose source windows the document carries (plan.html shows them)
 
 
 @dataclass
@@ -293,25 +295,27 @@ def run_analysis(
     document["costs"] = cost_summary(
         document["instructions"], (document.get("waves") or {}).get("waves") or None
     )
+    # the plan shows these windows: carried here so it renders from reports/ without the capture
+    locations = [line["location"] for line in user_lines(document["source_lines"], SNIPPET_LINES)]
+    document["snippets"] = snippets_from(sources, locations)
     return DispatchAnalysis(document, table, sources)
 
 
 def _waves(directory: Path, table: CodeTable) -> dict:
-    try:
-        from kerneltrace.analysis.waves.analyze import analyze_waves
-    except ImportError as err:
-        raise InputError(
-            f"--waves needs kerneltrace.analysis.waves.analyze, which cannot be imported here ({err})",
-            str(directory),
-            "run without --waves, or update the checkout to a version that ships the wave analysis",
-        ) from None
+    from kerneltrace.analysis.waves.analyze import analyze_waves
+
     return analyze_waves(directory, table)
 
 
-def analyze_dispatch(dispatch_dir: Path | str, **options: Any) -> dict:
-    """The kerneltrace.hotspots/1 (/2 with waves) document of one dispatch dir.
-
-    ``options`` are run_analysis's keyword options (arch, kernel_trace_csv, agent_info_csv, kernel,
-    waves); they are passed through unchanged so the two signatures cannot drift apart.
-    """
-    return run_analysis(dispatch_dir, **options).document
+def analyze_dispatch(
+    dispatch_dir: Path | str,
+    *,
+    arch: str | None = None,
+    kernel_trace_csv: Path | None = None,
+    agent_info_csv: Path | None = None,
+    kernel: str | None = None,
+    waves: bool = False,
+) -> dict:
+    """The kerneltrace.hotspots/1 (/2 with waves) document of one dispatch dir."""
+    return run_analysis(dispatch_dir, arch=arch, kernel_trace_csv=kernel_trace_csv,
+                        agent_info_csv=agent_info_csv, kernel=kernel, waves=waves).document

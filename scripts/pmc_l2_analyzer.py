@@ -21,7 +21,7 @@ EA_CHANNELS_WARNING = (
 def analyze_paths(paths: list[Path], *, kernel: str | None, arch: str | None, ideal_gb: float | None,
                   peak_gbps: float | None) -> dict:
     from kerneltrace.analysis.l2.document import analyze
-    from kerneltrace.readers.counter_csv import load_pmc_inputs
+    from kerneltrace.readers.pmc_inputs import load_pmc_inputs
 
     if ideal_gb is not None and ideal_gb <= 0:
         raise InputError(f"--ideal-gb must be positive, got {ideal_gb}", "command line", "omit it or pass e.g. --ideal-gb 1.5")
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json == "-":
         atomic.write_json(args.json, doc)
         return 0
-    from kerneltrace.analysis.l2.document import format_text
+    from kerneltrace.render.l2 import format_text
 
     atomic.write_text("-", format_text(doc))
     if args.json:

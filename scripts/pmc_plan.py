@@ -17,8 +17,8 @@ def write_plan(*, arch: str, kernel_regex: str, out_dir: Path, metrics: list[str
                job_format: str, capture_dir: str | None, output_location: bool = True) -> dict:
     """Write pmc_job<N>.<ext> files and plan.json into out_dir; return the plan document."""
     from kerneltrace import atomic
-    from kerneltrace.counters.planner import job_document, plan_jobs
-    from kerneltrace.rocprof.jobfile import dump_jobs, job_suffix
+    from kerneltrace.counters.planner import plan_jobs
+    from kerneltrace.rocprof.jobfile import dump_jobs, job_suffix, pmc_job_document
 
     jobs = plan_jobs(arch, metrics or None)
     suffix = job_suffix(job_format)
@@ -26,7 +26,7 @@ def write_plan(*, arch: str, kernel_regex: str, out_dir: Path, metrics: list[str
     for number, job in enumerate(jobs, start=1):
         name = f"pmc_job{number}"
         location = f"{capture_dir or out_dir}/{name}" if output_location else None
-        document = job_document(job, kernel_regex, location, "pmc")
+        document = pmc_job_document(list(job.counters), kernel_regex, location, "pmc")
         path = out_dir / f"{name}{suffix}"
         atomic.write_text(path, dump_jobs([document], job_format))
         entries.append({"file": path.name, "counters": list(job.counters), "metrics": list(job.metrics),

@@ -91,8 +91,8 @@ def make_workdir(root: Path, run_name: str, doc: dict, keep_hotspots: bool) -> P
     (reports / run_name).mkdir(parents=True)
     write(reports / run_name / "summary.json", summary_of([doc], run_name))
     if keep_hotspots:
-        (root / "results" / run_name / "hotspots").mkdir(parents=True)
-        write(root / "results" / run_name / "hotspots" / "d0.json", doc)
+        (reports / run_name / "hotspots").mkdir(parents=True)
+        write(reports / run_name / "hotspots" / "d0.json", doc)
     return reports
 
 

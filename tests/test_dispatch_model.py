@@ -17,6 +17,7 @@ from kerneltrace import synth
 from kerneltrace.errors import InputError
 from kerneltrace.hotspot_report import analyze_dispatch
 from kerneltrace.model import dispatchdir
+from kerneltrace.model.naming import parse_dispatch_name
 from kerneltrace.pipeline import manifest
 from kerneltrace.pipeline.runs import build_runs
 
@@ -143,7 +144,7 @@ def test_odd_names_are_skipped_with_one_warning_and_never_mapped_onto_another(tm
 
 
 def test_manifest_refuses_a_path_it_would_rewrite(tmp_path):
-    item = dispatchdir.DispatchDir(tmp_path / "a\nb", dispatchdir.parse_dispatch_name("x"))
+    item = dispatchdir.DispatchDir(tmp_path / "a\nb", parse_dispatch_name("x"))
     with pytest.raises(InputError, match="manifest"):
         manifest.manifest_tsv(manifest.manifest_rows([item]))
 

@@ -8,15 +8,13 @@ from kerneltrace.analysis.hotspots import (
     ARTIFACT_KERNEL_ENTRY,
     ARTIFACT_UNMAPPED,
     SOURCE_MAPPING_HINT,
-    UNMAPPED,
     aggregate,
-    innermost_location,
     instruction_stats,
     kernel_entry_locations,
-    split_location,
     top_real_lines,
 )
 from kerneltrace.readers.codejson import read_code_json
+from kerneltrace.sourceloc import UNMAPPED, innermost_location, split_location
 
 
 def _analysis(tmp_path, rows=None, metric="stall"):

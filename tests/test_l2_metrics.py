@@ -6,7 +6,7 @@ import pytest
 
 from kerneltrace.analysis.l2.document import analyze
 from kerneltrace.errors import InputError
-from kerneltrace.readers.counter_csv import CounterDispatch, CounterRun
+from kerneltrace.readers.counter_run import CounterDispatch, CounterRun
 
 KERNEL = "decode_kernel"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pipeline_helpers import double_env, snakemake
 
-from kerneltrace.model.dispatchdir import read_manifest
+from kerneltrace.pipeline.manifest import read_manifest
 from kerneltrace.synth import counter_rows, demo_vec_add, write_att_run, write_counter_collection
 
 pytestmark = pytest.mark.e2e

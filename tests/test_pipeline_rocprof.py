@@ -137,7 +137,7 @@ def test_rocpd_kernels_view_and_tables(tmp_path):
     conn.commit()
     conn.close()
     before = db.read_bytes()
-    rows = discover.read_rocpd(db)  # no `kernels` view: falls back to the real tables
+    rows = discover.read_rocpd_kernel_stats(db)  # no `kernels` view: falls back to the real tables
     assert [(r.name, r.calls, r.total_us) for r in rows] == [("slow", 2, 10.0), ("fast", 1, 1.0)]
     assert db.read_bytes() == before  # opened read-only
     conn = sqlite3.connect(db)
@@ -145,7 +145,7 @@ def test_rocpd_kernels_view_and_tables(tmp_path):
                  "rocpd_kernel_dispatch K JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id")
     conn.commit()
     conn.close()
-    assert [r.name for r in discover.read_rocpd(db)] == ["slow", "fast"]
+    assert [r.name for r in discover.read_rocpd_kernel_stats(db)] == ["slow", "fast"]
     assert discover.read_discovery(db)[0].calls == 2
 
 

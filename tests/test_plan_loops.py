@@ -14,12 +14,10 @@ from kerneltrace.analysis.loops import (
     rows_from_instructions,
 )
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.rules.hotspot_patterns import (
-    HBM_LATENCY_CYCLES,
-    lds_read_before_mfma,
-    loads_in_mfma_loop,
-)
+from kerneltrace.plan.rules.drain import HBM_LATENCY_CYCLES
 from kerneltrace.plan.rules.kernel_wide import occupancy_limited
+from kerneltrace.plan.rules.lds_scalar_patterns import lds_read_before_mfma
+from kerneltrace.plan.rules.vmem_patterns import loads_in_mfma_loop
 
 MFMA_32 = "v_mfma_f32_32x32x8_f16 a[0:15], v[44:45], v[46:47], a[0:15]"  # 32 pass cycles
 

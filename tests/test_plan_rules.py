@@ -5,23 +5,20 @@ from __future__ import annotations
 import pytest
 from plan_synthetic import MFMA, Ins, hotspot_doc, mfma_loop_with_load
 
-from kerneltrace.plan.context import PlanContext, reads, registers
+from kerneltrace.isa.registers import reads, registers
+from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, priority_for_share, sort_findings
 from kerneltrace.plan.rules import run_all
-from kerneltrace.plan.rules.hotspot_patterns import (
-    entry_line_artifact,
-    lds_read_before_mfma,
-    loads_in_mfma_loop,
-    scale_load_late,
-    vmem_queue_burst,
-)
+from kerneltrace.plan.rules.entry_line import entry_line_artifact
 from kerneltrace.plan.rules.kernel_wide import (
     barrier_dominated,
     no_source_mapping,
     occupancy_limited,
 )
+from kerneltrace.plan.rules.lds_scalar_patterns import lds_read_before_mfma, scale_load_late
 from kerneltrace.plan.rules.memory import memory_verdict
 from kerneltrace.plan.rules.mfma_chain import mfma_dependency_chain
+from kerneltrace.plan.rules.vmem_patterns import loads_in_mfma_loop, vmem_queue_burst
 
 
 def ctx_of(program, **kwargs) -> PlanContext:

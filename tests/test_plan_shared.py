@@ -26,8 +26,8 @@ def test_first_high_finding_points_at_a_real_user_line(captures, dispatch_dir, w
         return
     first = high[0]
     lines = {line["location"]: line for line in doc["source_lines"]}
-    if first["rule"] == "REGION-hotspot":
-        # lines failed (entry/decorator line holds most stall): an instruction region instead
+    if first["rule"] in ("REGION-hotspot", "GLUE-line-loads"):
+        # lines failed, or the loads sit on the decorator line: an instruction range instead
         assert first["location"].startswith("<rows ")
     elif first["verdict_aligned"] and first["location"] is None:
         assert first["scope"] == "kernel"  # the verdict's own kernel-wide finding (PRO, STREAM)

@@ -10,9 +10,10 @@ from pathlib import Path
 
 from plan_synthetic import hotspot_doc, mfma_loop_with_load
 
+from kerneltrace.analysis.hotspots import user_lines
 from kerneltrace.plan.summary import build_summary
 from kerneltrace.readers.snippets import load_snippets
-from kerneltrace.render.plan import render_html, snippet_locations, source_heat
+from kerneltrace.render.plan import render_html, source_heat
 
 REPO = Path(__file__).resolve().parents[1]
 EVIL = "<script>alert('x')</script>"
@@ -46,7 +47,7 @@ def _source() -> list[str]:
 def test_snippets_window_the_top_lines_and_heat_follows_the_stall(tmp_path):
     directory = _dispatch_dir(tmp_path, _source())
     doc = _doc(directory)
-    locations = snippet_locations(doc)
+    locations = [line["location"] for line in user_lines(doc["source_lines"], 5)]
     assert locations[0] == "/src/k.py:20"
     snippets = load_snippets(directory, locations, context=2)
     assert snippets["/src/k.py:20"]["first_line"] == 18
@@ -76,7 +77,7 @@ class _Collector(HTMLParser):
 def test_hostile_source_text_is_escaped_in_plan_html(tmp_path):
     directory = _dispatch_dir(tmp_path, _source())
     doc = _doc(directory)
-    snippets = {doc["dispatch_dir"]: load_snippets(directory, snippet_locations(doc))}
+    snippets = {doc["dispatch_dir"]: load_snippets(directory, [line["location"] for line in user_lines(doc["source_lines"], 5)])}
     html = render_html(build_summary([doc], []), [doc], [], snippets)
     assert "Source with stall heat" in html
     assert EVIL not in html and "&lt;script&gt;" in html
@@ -123,10 +124,15 @@ def test_render_plan_cli_without_sources_still_writes_the_plan(tmp_path):
     assert "Per-line stall heat" in html and "Source with stall heat" not in html
 
 
-def test_render_plan_cli_shows_the_snippet_from_the_dispatch_dir(tmp_path):
+def test_render_plan_cli_shows_the_snippets_the_document_carries_without_the_capture(tmp_path):
+    import shutil
+
     directory = _dispatch_dir(tmp_path, _source())
+    doc = _doc(directory)
+    doc["snippets"] = load_snippets(directory, [line["location"] for line in user_lines(doc["source_lines"], 5)])
+    shutil.rmtree(directory)  # reports/ alone: the plan never reopens the capture
     path = tmp_path / "h.json"
-    path.write_text(json.dumps(_doc(directory)))
+    path.write_text(json.dumps(doc))
     out = tmp_path / "out"
     subprocess.run(
         [sys.executable, str(REPO / "scripts" / "render_plan.py"), "--hotspots", str(path)]
@@ -137,3 +143,14 @@ def test_render_plan_cli_shows_the_snippet_from_the_dispatch_dir(tmp_path):
     html = (out / "plan.html").read_text()
     assert "Source with stall heat" in html and "x = load(ptr)" in html
     assert EVIL not in html
+
+
+def test_hotspot_document_carries_the_top_user_lines_snippets():
+    from kerneltrace.hotspot_report import SNIPPET_LINES, analyze_dispatch
+
+    directory = REPO / "examples" / "synthetic_gemm" / "ui_output_agent_20001_dispatch_1"
+    doc = analyze_dispatch(directory)
+    expected = [line["location"] for line in user_lines(doc["source_lines"], SNIPPET_LINES)]
+    assert expected and list(doc["snippets"]) == expected
+    first = doc["snippets"][expected[0]]
+    assert first["path"] in expected[0] and first["lines"]

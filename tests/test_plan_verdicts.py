@@ -90,10 +90,13 @@ def test_loads_on_the_decorator_line(tmp_path):
     entry_line = [line for line in doc["source_lines"] if line["artifact"] == "kernel-entry"]
     assert entry_line and entry_line[0]["share"] > 0.5
     first = ranked(entry)[0]
-    assert first["rule"] == "REGION-hotspot" and first["priority"] == "HIGH"
+    assert first["rule"] == "GLUE-line-loads" and first["priority"] == "HIGH"
     cited = {e["asm"].split()[0] for e in first["evidence"]}
-    assert "s_waitcnt" in cited  # the wait on the glue-line loads, not a kernel-argument load
-    assert "buffer_load_dword" in first["title"] or "s_waitcnt" in first["title"]
+    assert {"s_waitcnt", "buffer_load_dword"} <= cited  # the glue-line loads, not kernel arguments
+    assert "straight to LDS" in first["root_cause"]
+    # the region view of the same waits is in its overlap group, not a second HIGH
+    twins = [f for f in ranked(entry) if f["overlap_group"] == first["overlap_group"]]
+    assert len(twins) >= 2 and all(f["priority"] != "HIGH" for f in twins[1:])
     assert_consistent(entry)
 
 
@@ -233,3 +236,13 @@ def test_no_stall_capture_ranks_by_latency():
     assert ranked(entry) and ranked(entry)[0]["rule"] == "REGION-hotspot"
     text = render_markdown(summary, [doc])
     assert "No stall recorded" in text and "Nothing to rank" not in text
+
+
+def test_bandwidth_bound_with_pmc(tmp_path):
+    doc = analyze_dispatch(write_dispatch_dir(tmp_path, demo_vec_add()), waves=True)
+    l2 = {"schema": "kerneltrace.l2/1", "kernel": doc["kernel"],
+          "aggregate": {"fraction_of_peak": 0.72, "l2_hit_rate": 0.1}}
+    entry = build_summary([doc], [l2])["kernels"][0]["dispatches"][0]
+    verdict = entry["bottleneck"]
+    assert verdict["kind"] == "memory-bandwidth" and "72%" in verdict["sentence"]
+    assert_consistent(entry)

@@ -7,7 +7,8 @@ import sqlite3
 import pytest
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.counter_csv import load_pmc_inputs, read_counter_csv
+from kerneltrace.readers.counter_csv import read_counter_csv
+from kerneltrace.readers.pmc_inputs import load_pmc_inputs
 from kerneltrace.readers.pmc_perf import read_workload
 from kerneltrace.readers.rocpd import kernels_summary, read_rocpd
 

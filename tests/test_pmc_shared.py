@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kerneltrace.analysis.l2.document import analyze
-from kerneltrace.readers.counter_csv import load_pmc_inputs, read_counter_csv
+from kerneltrace.readers.counter_csv import read_counter_csv
+from kerneltrace.readers.pmc_inputs import load_pmc_inputs
 
 pytestmark = pytest.mark.shared
 

@@ -8,8 +8,9 @@ import pytest
 from hotspot_fixtures import agent_info_csv, kernel_trace_csv, make_dispatch_dir, write_json
 
 from kerneltrace.errors import InputError
-from kerneltrace.model.dispatchdir import find_dispatch_dirs, parse_dispatch_name
+from kerneltrace.model.dispatchdir import find_dispatch_dirs
 from kerneltrace.model.metadata import AGENT_INFO, KERNEL_TRACE, bundle_levels
+from kerneltrace.model.naming import parse_dispatch_name
 from kerneltrace.readers.csvs import gpu_agents, read_agent_info, read_kernel_trace
 from kerneltrace.readers.filenames import read_filenames
 from kerneltrace.readers.snapshots import flatten_snapshots, read_snapshots

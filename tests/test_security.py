@@ -209,7 +209,7 @@ def test_discovery_rocpd_connection_is_read_only(tmp_path, monkeypatch, name):
         return real_connect(*args, **kwargs)
 
     monkeypatch.setattr(sqlite3, "connect", spy)
-    rows = discover.read_rocpd(db)
+    rows = discover.read_rocpd_kernel_stats(db)
     assert [row.name for row in rows] == ["k"]
     assert opened
     for args, kwargs in opened:  # the same connection arguments must refuse a write

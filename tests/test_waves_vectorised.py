@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kerneltrace.analysis.waves.accumulate import Group, implausible_waves, plausible
+from kerneltrace.analysis.waves.accumulate import implausible_waves, plausible
 from kerneltrace.analysis.waves.arrays import sorted_unique
+from kerneltrace.analysis.waves.group import Group
 from kerneltrace.analysis.waves.loops import LoopTotals, add_group_loops
 from kerneltrace.analysis.waves.waitcnt import WaitTotals, attribute_waits, flush_waits
 from kerneltrace.readers.wavefile.reader import CATEGORY_JUMP

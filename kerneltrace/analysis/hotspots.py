@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 
 from kerneltrace.isa.classify import STALL_TYPES, classify, opcode, wait_kinds
 from kerneltrace.readers.codejson import CodeRow
-from kerneltrace.sourceloc import UNMAPPED, innermost_location, split_location
+from kerneltrace.sourceloc import UNMAPPED, innermost_location
 
-__all__ = ["UNMAPPED", "innermost_location", "split_location"]  # re-exported: older import path
 ARTIFACT_KERNEL_ENTRY = "kernel-entry"
 ARTIFACT_UNMAPPED = "unmapped"
 # A line that holds the kernel's s_endpgm and mixes at least this many instruction types is
@@ -270,3 +269,17 @@ def _metric_name(metric: str) -> str:
 def top_real_lines(lines: list[SourceLineStat], count: int) -> list[SourceLineStat]:
     """The first `count` source lines that are not artifacts (the lines worth optimising)."""
     return [line for line in lines if line.artifact is None][:count]
+
+
+def user_lines(source_lines: list[dict], limit: int | None = None) -> list[dict]:
+    """A hotspot document's top source lines that carry user code (no artifact) and some stall.
+
+    PC-sampling documents rank by stalled samples: a line with share > 0 and no stall cycles counts.
+    """
+    lines = [
+        line
+        for line in source_lines
+        if not line.get("artifact")
+        and ((line.get("stall_cycles") or 0) > 0 or (line.get("share") or 0) > 0)
+    ]
+    return lines if limit is None else lines[:limit]

@@ -131,18 +131,3 @@ def plan_jobs(arch: str, metrics: Sequence[str] | None = None) -> list[PmcJob]:
 
 def _fits(keys: Iterable[str], arch: str) -> bool:
     return fits_one_pass(table.counter_base(key, arch) or key for key in keys)
-
-
-def job_document(job: PmcJob, kernel_regex: str, output_directory: str | None, output_file: str = "pmc") -> dict:
-    """One rocprofv3 -i job mapping for a planned pass (rocprof-formats.md section 4.4).
-
-    Without output_directory the location is left to the command line (-d/-o), which must not
-    disagree with the job file.
-    """
-    from kerneltrace.rocprof.jobfile import pmc_job
-
-    document = pmc_job(kernel_regex, list(job.counters))
-    if output_directory is not None:
-        document["output_directory"] = output_directory
-        document["output_file"] = output_file
-    return document

@@ -152,3 +152,31 @@ def scan_registers(asms: Iterable[str]) -> RegisterUsage:
     if scanned is None:
         return RegisterUsage(0, 0, 0, "none")
     return scanned
+
+
+def registers(operand: str) -> set[tuple[str, int]]:
+    """Registers named in an operand string: `v[4:7]` → {(v,4)…(v,7)}; `s5` → {(s,5)}; AGPRs as "a"."""
+    found: set[tuple[str, int]] = set()
+    for kind, single, first, last in _REGISTER.findall(operand.lower()):
+        key = "a" if kind == "acc" else kind
+        if single:
+            found.add((key, int(single)))
+        else:
+            found.update((key, i) for i in range(int(first), int(last) + 1))
+    return found
+
+
+def operands(asm: str) -> list[str]:
+    """Operands after the opcode, comma separated (modifiers such as `offset:16` stay attached)."""
+    parts = asm.strip().split(None, 1)
+    if len(parts) < 2:
+        return []
+    return [op.strip() for op in parts[1].split(",")]
+
+
+def reads(asm: str) -> set[tuple[str, int]]:
+    """Registers an instruction reads: every operand of a store, else all but the destination."""
+    ops = operands(asm)
+    first = asm.split(None, 1)[0].lower() if asm.strip() else ""
+    sources = ops if ("store" in first or "write" in first) else ops[1:]
+    return set().union(*(registers(op) for op in sources)) if sources else set()

@@ -12,59 +12,20 @@ are skipped, each with one note naming the path and the reason.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltrace.errors import InputError
+from kerneltrace.model.metadata import find_csv_files
+from kerneltrace.model.naming import (
+    DispatchName,
+    display_path,
+    is_dispatch_dir,
+    parse_dispatch_name,
+    unsafe_path_reason,
+)
 from kerneltrace.readers.codejson import CodeTable, read_code_json
 from kerneltrace.readers.wavefile.reader import wave_files
-
-DISPATCH_RE = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)(.*)$", re.DOTALL)
-_LOOSE_ID = re.compile(r"dispatch_(\d+)")
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
-
-
-@dataclass(frozen=True)
-class DispatchName:
-    """What a dispatch dir's name says: agent handle, dispatch id, and the suffix after the id."""
-
-    agent: int | None   # opaque agent handle from the name (not "Agent N")
-    id: int | None      # Dispatch_Id of the same run
-    label: str          # suffix after the id kept verbatim, e.g. "_after_loc_fix", or ""
-
-
-def parse_dispatch_name(directory: Path | str) -> DispatchName:
-    """ui_output_agent_<h>_dispatch_<d>[suffix] -> (h, d, suffix); other names -> the id if any."""
-    name = Path(directory).name
-    match = DISPATCH_RE.match(name)
-    if match:
-        return DispatchName(int(match.group(1)), int(match.group(2)), match.group(3))
-    loose = _LOOSE_ID.search(name)
-    return DispatchName(None, int(loose.group(1)) if loose else None, "")
-
-
-def is_dispatch_dir(path: Path) -> bool:
-    """A dispatch dir by name, or any folder holding a code.json."""
-    return bool(DISPATCH_RE.match(path.name)) or (path / "code.json").is_file()
-
-
-def display_path(path: Path | str) -> str:
-    """The path on one printable line: control characters and undecodable bytes escaped."""
-    text = os.fsencode(str(path)).decode("utf-8", "backslashreplace")
-    return _UNSAFE.sub(lambda m: repr(m.group(0))[1:-1], text)
-
-
-def unsafe_path_reason(path: Path | str) -> str | None:
-    """Why a path cannot be carried as data through the manifest and rule commands (None = fine)."""
-    text = str(path)
-    if _UNSAFE.search(text):
-        return "its name holds a tab, newline or other control character"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "its name is not valid UTF-8"
-    return None
 
 
 def executed(table: CodeTable) -> bool:
@@ -175,8 +136,6 @@ def find_dispatch_dirs(search_root: Path, *, metadata: bool = True) -> Discovery
     or broken captures, ``skipped PATH: reason`` for names and folders that cannot be read);
     the others are kept.
     """
-    from kerneltrace.model.metadata import find_csv_files
-
     root = Path(search_root).resolve()
     if not root.is_dir():
         raise InputError("directory not found", str(search_root), "pass dir=PATH to an existing folder")

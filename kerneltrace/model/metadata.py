@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltrace.errors import InputError
+from kerneltrace.model.naming import DISPATCH_RE
 from kerneltrace.readers.csvs import (
     AgentInfo,
     KernelTraceRow,
@@ -49,8 +50,6 @@ def _files(folder: Path, patterns: tuple[str, ...]) -> list[Path]:
 
 
 def _subfolders(folder: Path) -> list[Path]:
-    from kerneltrace.model.dispatchdir import DISPATCH_RE
-
     try:
         return sorted(p for p in folder.iterdir() if p.is_dir() and not DISPATCH_RE.match(p.name))
     except OSError:
@@ -62,8 +61,6 @@ def holds_captures(folder: Path, limit: int = 2000) -> bool:
 
     A folder too large to look through counts as holding captures (it is not searched).
     """
-    from kerneltrace.model.dispatchdir import DISPATCH_RE
-
     seen = 0
     pending = [(folder, 0)]
     while pending:

@@ -6,7 +6,8 @@ import csv
 from pathlib import Path
 
 from kerneltrace.errors import InputError
-from kerneltrace.model.dispatchdir import DispatchDir, unsafe_path_reason
+from kerneltrace.model.dispatchdir import DispatchDir
+from kerneltrace.model.naming import unsafe_path_reason
 
 MANIFEST_COLUMNS = ("id", "kernel_id", "kernel", "dispatch_dir", "label", "agent", "dispatch",
                     "kernel_trace_csv", "agent_info_csv", "pmc_files", "source", "wave_files")

@@ -2,47 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from kerneltrace.analysis.hotspots import stall_rate
+from kerneltrace.analysis.hotspots import stall_rate, user_lines
 from kerneltrace.analysis.loops import (
     StaticLoop,
     find_loops,
     innermost_loop,
     rows_from_instructions,
 )
+from kerneltrace.isa.registers import operands, reads, registers
 from kerneltrace.plan.findings import Evidence
-
-_REGISTER = re.compile(r"\b([vsa])(?:\[(\d+):(\d+)\]|(\d+)\b)")
-
-
-def registers(operand: str) -> set[tuple[str, int]]:
-    """Registers named in an operand string: `v[4:7]` → {(v,4)…(v,7)}; `s5` → {(s,5)}."""
-    found: set[tuple[str, int]] = set()
-    for kind, first, last, single in _REGISTER.findall(operand):
-        if single:
-            found.add((kind, int(single)))
-        else:
-            found.update((kind, i) for i in range(int(first), int(last) + 1))
-    return found
-
-
-def operands(asm: str) -> list[str]:
-    """Operands after the opcode, comma separated (modifiers such as `offset:16` stay attached)."""
-    parts = asm.strip().split(None, 1)
-    if len(parts) < 2:
-        return []
-    return [op.strip() for op in parts[1].split(",")]
-
-
-def reads(asm: str) -> set[tuple[str, int]]:
-    """Registers an instruction reads: every operand of a store, else all but the destination."""
-    ops = operands(asm)
-    first = asm.split(None, 1)[0].lower() if asm.strip() else ""
-    sources = ops if ("store" in first or "write" in first) else ops[1:]
-    return set().union(*(registers(op) for op in sources)) if sources else set()
 
 
 @dataclass
@@ -73,7 +44,7 @@ class PlanContext:
     @cached_property
     def verdict(self):
         """The bottleneck verdict (kerneltrace.plan.verdict.decide) of this dispatch."""
-        from kerneltrace.plan.rules.memory import l2_metrics
+        from kerneltrace.plan.l2_metrics import l2_metrics
         from kerneltrace.plan.verdict import decide
 
         return decide(self.hotspots, l2_metrics(self.l2, self.hotspots.get("kernel")) or None)
@@ -129,14 +100,7 @@ class PlanContext:
 
     def real_lines(self, limit: int | None = None) -> list[dict]:
         """Top source lines by stall that carry user code (no artifact) and some stall."""
-        lines = [
-            line
-            for line in self.hotspots.get("source_lines") or []
-            # pcsampling documents rank by stalled samples: share > 0 with zero stall cycles
-            if not line.get("artifact")
-            and ((line.get("stall_cycles") or 0) > 0 or (line.get("share") or 0) > 0)
-        ]
-        return lines[: self.top_lines if limit is None else limit]
+        return user_lines(self.hotspots.get("source_lines") or [], self.top_lines if limit is None else limit)
 
     def artifact_lines(self) -> list[dict]:
         return [line for line in self.hotspots.get("source_lines") or [] if line.get("artifact")]
@@ -163,7 +127,7 @@ class PlanContext:
         Headers the wave analysis observed win over decoded branch targets; loops whose hit
         counts are inconsistent, or show the back edge never taken, behave as straight-line code.
         """
-        from kerneltrace.analysis.waves.analyze import HOT_LOOPS
+        from kerneltrace.analysis.waves.loops import HOT_LOOPS
 
         reported = (self.waves or {}).get("loops")
         observed = {

@@ -20,7 +20,7 @@ measured before/after pairs). The rules state a raw hypothesis (stall share × h
    cycles: they share `overlap_group` (the id of the group's first finding) and the group's gain
    is its largest member's, never the sum (`group_gain`).
 5. **The verdict's finding leads its group**: other members of its overlap group are at most MED
-   (`defer_to_verdict`).
+   (`defer_to_verdict`), and every overlap group has one HIGH at most (`one_high_per_line`).
 6. **Priority from the bounded gain** (`gain.high`): HIGH ≥ `HIGH_GAIN`, MED ≥ `MED_GAIN`, LOW
    below, never above the rule's own cap; findings without an estimate keep their priority (at
    most MED) except the verdict's own finding (`VERDICT_RULES`), which is HIGH.
@@ -63,6 +63,7 @@ LEVERS: dict[str, str] = {
     "NOP-hazard-stall": "issue",
     "PRO-once-per-wave-setup": "prologue",
     "REGION-hotspot": "region",
+    "GLUE-line-loads": "memory-pipeline",
     "SRC-no-source-mapping": "none",
     "P5-entry-line-artifact": "none",
     "LINE-hotspot": "line",
@@ -357,13 +358,13 @@ def defer_to_verdict(findings: list[Finding]) -> None:
 
 
 def one_high_per_line(findings: list[Finding]) -> None:
-    """Two findings on one line in one overlap group explain the same stall: only the first of
-    them (in priority order) stays HIGH, the rest are at most MED."""
-    seen: set[tuple[str, str]] = set()
+    """Findings in one overlap group explain the same stall cycles (on one line, or a line and
+    the region or glue-line view of the same waits): only the first of them (in priority order)
+    stays HIGH, the rest are at most MED."""
+    seen: set[str] = set()
     for finding in findings:
-        if not (finding.ranked and finding.overlap_group and finding.location):
+        if not (finding.ranked and finding.overlap_group):
             continue
-        key = (finding.overlap_group, finding.location)
-        if key in seen:
+        if finding.overlap_group in seen:
             finding.priority = _cap(finding.priority, "MED")
-        seen.add(key)
+        seen.add(finding.overlap_group)

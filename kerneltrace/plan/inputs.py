@@ -1,4 +1,4 @@
-"""Inputs of the plan stage: hotspot / L2 stage documents loaded and schema-checked, source snippets."""
+"""Inputs of the plan stage: hotspot / L2 stage documents loaded and schema-checked, their source snippets."""
 
 from __future__ import annotations
 
@@ -44,14 +44,9 @@ def load_plan_documents(hotspots: list[Path], l2: list[Path]) -> tuple[list[dict
 
 
 def plan_snippets(hotspot_docs: list[dict]) -> dict[str, dict[str, dict]]:
-    """{dispatch_dir: {location: snippet}} of each document's top lines (absent source → none).
+    """{dispatch_dir: {location: snippet}}: the source windows each hotspot document carries.
 
-    Source text is read here (an I/O edge) through the safe snapshot reader.
+    The documents carry them (hotspot_report reads the sources once), so the plan renders from
+    reports/ alone, without the capture.
     """
-    from kerneltrace.readers.snippets import load_snippets
-    from kerneltrace.render.plan import snippet_locations
-
-    return {
-        doc.get("dispatch_dir"): load_snippets(doc.get("dispatch_dir"), snippet_locations(doc))
-        for doc in hotspot_docs
-    }
+    return {doc.get("dispatch_dir"): doc.get("snippets") or {} for doc in hotspot_docs}

@@ -6,8 +6,8 @@ from kerneltrace import __version__
 from kerneltrace.analysis.costs import cost_summary
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.gains import group_gain
+from kerneltrace.plan.l2_metrics import l2_metrics
 from kerneltrace.plan.rules import run_all
-from kerneltrace.plan.rules.memory import l2_metrics
 
 SCHEMA = "kerneltrace.summary/1"
 SYNTHETIC_ROOT = "/synthetic/"  # source root used by kerneltrace.synth (docs/synthetic-captures.md)

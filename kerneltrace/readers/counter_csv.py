@@ -1,71 +1,16 @@
-"""rocprofv3 counter_collection.csv (long format, pass_N layouts) -> one CounterRun per file.
-
-Also defines CounterDispatch / CounterRun, the shape every PMC reader (rocpd, pmc_perf) returns.
-"""
+"""rocprofv3 counter_collection.csv (long format, pass_N layouts) -> one CounterRun per file."""
 
 from __future__ import annotations
 
 import csv
-import math
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltrace.counters.table import strip_sum
 from kerneltrace.errors import InputError, require_all
+from kerneltrace.readers.counter_run import CounterDispatch, CounterRun, parse_number
 
 REQUIRED_COLUMNS = ("Dispatch_Id", "Kernel_Name", "Counter_Name", "Counter_Value")
-
-
-@dataclass
-class CounterDispatch:
-    """Counters of one dispatch of one run. Counter names are stored without the '_sum' suffix."""
-
-    dispatch_id: int
-    kernel: str
-    counters: dict[str, float] = field(default_factory=dict)
-    start_ns: int | None = None
-    end_ns: int | None = None
-    agent: str | None = None
-
-    @property
-    def duration_ns(self) -> int | None:
-        if self.start_ns is None or self.end_ns is None or self.end_ns <= self.start_ns:
-            return None
-        return self.end_ns - self.start_ns
-
-
-@dataclass
-class CounterRun:
-    """One application run (one rocprofv3 pass / job, one rocpd guid, one rocprof-compute workload)."""
-
-    source: str  # file or directory as given
-    format: str  # "counter_csv" | "rocpd" | "pmc_perf"
-    dispatches: list[CounterDispatch]  # in dispatch order within the run
-    arch: str | None = None  # gfx target when the run says so
-    arch_source: str = ""
-    product: str | None = None
-    peak_gbps: float | None = None  # a peak shipped with the data (rocprof-compute sysinfo hbm_bw)
-    peak_source: str = ""
-    notes: list[str] = field(default_factory=list)
-
-    def kernels(self) -> list[str]:
-        return sorted({d.kernel for d in self.dispatches})
-
-
-def parse_number(text: str, where: str, what: str) -> float:
-    """float() with a clear InputError for non-numeric or non-finite values."""
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not math.isfinite(value):
-        raise InputError(
-            f"{what} {text!r} is not a finite number",
-            where,
-            "re-export the file from rocprofv3; values must be numbers such as 2.000000 or 0.00000000e+00",
-        )
-    return value
 
 
 def _optional_int(text: str | None, where: str, what: str) -> int | None:
@@ -154,39 +99,3 @@ def find_counter_csvs(directory: Path) -> list[Path]:
 def _natural_key(path: Path) -> list[object]:
     # pass_2 sorts before pass_10
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(path))]
-
-
-def load_pmc_inputs(paths: list[Path]) -> list[CounterRun]:
-    """Runs from each input: a counter CSV, a dir of them (pass_N/), a rocprof-compute workload dir or a rocpd .db.
-
-    Every file (and every rocpd guid) is one run; runs are never merged here.
-    """
-    # Lazy imports: rocpd and pmc_perf import this module for the dataclasses.
-    from kerneltrace.readers.pmc_perf import is_workload_dir, read_workload
-    from kerneltrace.readers.rocpd import read_rocpd
-
-    runs: list[CounterRun] = []
-    for raw in paths:
-        path = Path(raw)
-        if not path.exists():
-            raise InputError("input not found", str(path), "pass counter CSVs, a rocprof-compute workload dir or a rocpd .db")
-        if path.is_dir():
-            if is_workload_dir(path):
-                runs.append(read_workload(path))
-                continue
-            found = find_counter_csvs(path)
-            databases = sorted(path.glob("*.db"))
-            if not found and not databases:
-                raise InputError(
-                    "directory holds no *counter_collection.csv, pmc_perf.csv or .db",
-                    str(path),
-                    "point at the PMC output directory (with pass_N/ subdirs) or at the files",
-                )
-            runs.extend(read_counter_csv(p) for p in found)
-            for db in databases:
-                runs.extend(read_rocpd(db))
-        elif path.suffix in (".db", ".sqlite", ".sqlite3"):
-            runs.extend(read_rocpd(path))
-        else:
-            runs.append(read_counter_csv(path))
-    return runs

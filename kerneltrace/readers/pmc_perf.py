@@ -7,7 +7,7 @@ from pathlib import Path
 
 from kerneltrace.counters.table import block_of, strip_sum
 from kerneltrace.errors import InputError
-from kerneltrace.readers.counter_csv import CounterDispatch, CounterRun, parse_number
+from kerneltrace.readers.counter_run import CounterDispatch, CounterRun, parse_number
 
 PMC_PERF = "pmc_perf.csv"
 

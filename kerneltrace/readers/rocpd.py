@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kerneltrace.counters.table import strip_sum
 from kerneltrace.errors import InputError, require_all
-from kerneltrace.readers.counter_csv import CounterDispatch, CounterRun
+from kerneltrace.readers.counter_run import CounterDispatch, CounterRun
 
 REQUIRED_VIEWS = ("rocpd_kernel_dispatch", "rocpd_info_kernel_symbol")
 COUNTER_VIEWS = ("rocpd_pmc_event", "rocpd_info_pmc")

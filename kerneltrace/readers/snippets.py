@@ -6,10 +6,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.snapshots import read_snapshots
+from kerneltrace.readers.snapshots import SourceIndex, read_snapshots
 from kerneltrace.sourceloc import split_location
-
-__all__ = ["load_snippets", "split_location"]  # split_location re-exported: older import path
 
 
 def load_snippets(
@@ -26,6 +24,11 @@ def load_snippets(
         sources = read_snapshots(Path(dispatch_dir))
     except InputError:
         return {}
+    return snippets_from(sources, locations, context)
+
+
+def snippets_from(sources: SourceIndex, locations: Iterable[str], context: int = 3) -> dict[str, dict]:
+    """load_snippets over an already read snapshot index (a missing copy or line: no snippet)."""
     snippets: dict[str, dict] = {}
     for location in locations:
         path, number = split_location(location or "")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from kerneltrace.analysis.hotspots import user_lines
 from kerneltrace.render.templates import TEMPLATE_DIR
 
 TOP_LINES = 5
@@ -97,19 +98,6 @@ def _hotspot_index(hotspot_docs: list[dict]) -> dict[str, dict]:
     return {doc.get("dispatch_dir"): doc for doc in hotspot_docs}
 
 
-def snippet_locations(hotspot_doc: dict | None, limit: int = TOP_LINES) -> list[str]:
-    """The source lines whose snippets plan.html shows: the top user lines with stall."""
-    lines = (hotspot_doc or {}).get("source_lines") or []
-    hot = [
-        line["location"]
-        for line in lines
-        if not line.get("artifact")
-        and line.get("location")
-        and ((line.get("stall_cycles") or 0) > 0 or (line.get("share") or 0) > 0)
-    ]
-    return hot[:limit]
-
-
 def source_heat(hotspot_doc: dict | None, snippets: dict[str, dict] | None) -> list[dict]:
     """Snippet windows merged per file, every source line with its stall and heat (0..1)."""
     from kerneltrace.sourceloc import split_location
@@ -185,7 +173,7 @@ def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | Non
         for line in doc.get("source_lines") or []
         if (line.get("stall_cycles") or 0) > 0 or (line.get("share") or 0) > 0
     ]
-    real = [line for line in lines if not line.get("artifact")][:TOP_LINES]
+    real = user_lines(lines, TOP_LINES)
     by_location: dict[str, list[dict]] = {}
     for finding in findings:
         if finding.get("location"):

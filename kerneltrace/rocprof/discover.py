@@ -8,7 +8,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from kerneltrace.errors import InputError, require_all
+from kerneltrace.errors import InputError
+from kerneltrace.readers.csvs import read_kernel_stats
 
 TSV_COLUMNS = ("rank", "name", "calls", "total_us", "avg_us", "pct_gpu_time", "id", "selected")
 
@@ -45,18 +46,19 @@ def _ranked(raw: list[tuple[str, int, float]]) -> list[KernelRow]:
 
 
 def read_kernel_stats_csv(path: Path) -> list[KernelRow]:
-    """``*_kernel_stats.csv`` (columns by header name: Name, Calls, TotalDurationNs)."""
-    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
-        reader = csv.DictReader(handle)
-        header = reader.fieldnames or []
-        require_all(("Name", "Calls", "TotalDurationNs"), header, "kernel stats CSV lacks column(s) {missing}",
-                    str(path), "pass the *_kernel_stats.csv written by rocprofv3 --kernel-trace --stats -f csv")
-        raw = [(row["Name"], int(_float(row["Calls"], str(path))), _float(row["TotalDurationNs"], str(path)))
-               for row in reader if row.get("Name")]
+    """``*_kernel_stats.csv`` (read by kerneltrace.readers.csvs: Name, Calls, TotalDurationNs) ranked."""
+    raw = []
+    for stat in read_kernel_stats(Path(path)):
+        if not stat.name:
+            continue
+        if stat.calls is None or stat.total_duration_ns is None:
+            raise InputError(f"non-numeric Calls or TotalDurationNs for kernel {stat.name!r}", str(path),
+                             "regenerate the stats CSV")
+        raw.append((stat.name, stat.calls, float(stat.total_duration_ns)))
     return _ranked(raw)
 
 
-def read_rocpd(path: Path) -> list[KernelRow]:
+def read_rocpd_kernel_stats(path: Path) -> list[KernelRow]:
     """rocpd ``results.db`` (read-only): the ``kernels`` view, else the real tables (§7)."""
     # as_uri() percent-encodes '?', '#' and '%': a raw path would let a file name inject URI parameters
     uri = f"{Path(path).resolve().as_uri()}?mode=ro"
@@ -91,7 +93,7 @@ def find_stats_file(out_dir: Path) -> Path | None:
 
 
 def read_discovery(path: Path) -> list[KernelRow]:
-    return read_rocpd(path) if path.suffix == ".db" else read_kernel_stats_csv(path)
+    return read_rocpd_kernel_stats(path) if path.suffix == ".db" else read_kernel_stats_csv(path)
 
 
 def select_kernels(rows: list[KernelRow], kernel_regex: str | None, top_kernels: int) -> list[KernelRow]:

@@ -83,6 +83,20 @@ def pmc_job(kernel_regex: str, counters: list[str], *, kernel_iteration_range: s
     return job
 
 
+def pmc_job_document(counters: list[str], kernel_regex: str, output_directory: str | None,
+                     output_file: str = "pmc") -> dict[str, Any]:
+    """One rocprofv3 -i job mapping for a planned PMC pass (rocprof-formats.md section 4.4).
+
+    Without output_directory the location is left to the command line (-d/-o), which must not
+    disagree with the job file.
+    """
+    document = pmc_job(kernel_regex, list(counters))
+    if output_directory is not None:
+        document["output_directory"] = output_directory
+        document["output_file"] = output_file
+    return document
+
+
 def dump_jobs(jobs: list[dict[str, Any]], job_format: str = "yaml") -> str:
     """Serialise ``{"jobs": [...]}``; YAML via yaml.safe_dump (never templated strings)."""
     document = {"jobs": jobs}

@@ -23,6 +23,7 @@ Build your own kernels with KernelSpec / SynthInstruction / LoopRegion / WaveLay
 KernelResources (see kerneltrace/synth/spec.py and docs/synthetic-captures.md).
 """
 
+from kerneltrace.synth.categories import decoder_category
 from kerneltrace.synth.csvs import SYNTH_DEVICES, CounterRow, DispatchRow, SynthDevice
 from kerneltrace.synth.runs import (
     counter_rows,
@@ -32,7 +33,7 @@ from kerneltrace.synth.runs import (
     write_counter_collection,
     write_discovery_run,
 )
-from kerneltrace.synth.simulate import WaveRecord, aggregate, decoder_category, simulate
+from kerneltrace.synth.simulate import WaveRecord, aggregate, simulate
 from kerneltrace.synth.spec import (
     GEMM_LINES,
     KernelResources,

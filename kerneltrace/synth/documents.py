@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from kerneltrace.synth import csvs
-from kerneltrace.synth.simulate import (
+from kerneltrace.synth.categories import (
     CAT_FLAT,
     CAT_IMMED,
     CAT_JUMP,
@@ -15,11 +15,10 @@ from kerneltrace.synth.simulate import (
     CAT_SMEM,
     CAT_VALU,
     CAT_VMEM,
-    LABEL_ROWS,
-    RowTotals,
-    WaveRecord,
     decoder_category,
+    instruction_size,
 )
+from kerneltrace.synth.simulate import LABEL_ROWS, RowTotals, WaveRecord
 from kerneltrace.synth.spec import KernelSpec
 
 V3_HEADER = "ISA, _, LineNumber, Source, Codeobj, Vaddr, Hit, Latency, Stall, Idle"
@@ -39,19 +38,6 @@ LEGACY_BRANCH_TYPE, LEGACY_COMMENT_TYPE = 10, 100
 def dumps(obj: object) -> str:
     """The V3 writer's JSON: compact, keys sorted."""
     return json.dumps(obj, separators=(",", ":"), sort_keys=True)
-
-
-def instruction_size(asm: str) -> int:
-    """Encoding size in bytes (the step between consecutive Vaddr values)."""
-    category = decoder_category(asm)
-    if category in (CAT_SMEM, CAT_VMEM, CAT_FLAT, CAT_LDS):
-        return 8
-    op = asm.split(None, 1)[0]
-    if category == CAT_VALU and not op.endswith("_e32"):
-        return 8  # VOP3 / MFMA encodings
-    if category in (CAT_SALU, CAT_VALU) and "0x" in asm:
-        return 8  # 32-bit literal
-    return 4
 
 
 def vaddrs(spec: KernelSpec) -> list[int]:

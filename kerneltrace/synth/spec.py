@@ -120,7 +120,7 @@ def with_branch_immediates(instructions: Sequence[SynthInstruction],
     encoding sizes that give the code.json Vaddr column, and printed unsigned as the decoder does.
     """
     # lazy: documents imports this module (it owns the encoding sizes behind Vaddr)
-    from kerneltrace.synth.documents import instruction_size
+    from kerneltrace.synth.categories import instruction_size
 
     offsets = list(accumulate((instruction_size(ins.asm) for ins in instructions), initial=0))
     out = list(instructions)

@@ -51,30 +51,23 @@ def _default_analyzer(dispatch_dir: Path) -> dict:
     return analyze_dispatch(dispatch_dir, waves=has_waves)
 
 
-def hotspot_docs_beside(summary_path: Path, run: str,
-                        dispatch_dirs: set[str] | None = None) -> list[dict]:
+def hotspot_docs_beside(summary_path: Path, dispatch_dirs: set[str] | None = None) -> list[dict]:
     """Full hotspot JSONs of the run that wrote ``reports/{run}/summary.json``.
 
-    First ``reports/{run}/hotspots/`` (the pipeline keeps them there so a reports/ folder alone
-    is a complete baseline), else ``results/{run}/hotspots/`` of the same working directory.
-    ``dispatch_dirs`` (from the summary) drops stale documents of dispatches no longer in the run.
+    They sit in ``hotspots/`` beside the summary (a reports/ folder alone is a complete
+    baseline). ``dispatch_dirs`` (from the summary) drops stale documents of dispatches no longer
+    in the run.
     """
-    resolved = summary_path.resolve()
-    folders = (resolved.parent / "hotspots", resolved.parent.parent.parent / "results" / run / "hotspots")
-    for folder in folders:
-        docs = []
-        if folder.is_dir():
-            for path in sorted(folder.glob("*.json")):
-                doc = read_json(path)
-                if not (isinstance(doc, dict) and str(doc.get("schema", "")).startswith(
-                        HOTSPOT_SCHEMA_PREFIX)):
-                    continue
-                if dispatch_dirs and str(doc.get("dispatch_dir")) not in dispatch_dirs:
-                    continue
-                docs.append(doc)
-        if docs:
-            return docs
-    return []
+    folder = summary_path.resolve().parent / "hotspots"
+    docs = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        doc = read_json(path)
+        if not (isinstance(doc, dict) and str(doc.get("schema", "")).startswith(HOTSPOT_SCHEMA_PREFIX)):
+            continue
+        if dispatch_dirs and str(doc.get("dispatch_dir")) not in dispatch_dirs:
+            continue
+        docs.append(doc)
+    return docs
 
 
 def summary_dispatch_dirs(summary: Mapping[str, Any]) -> set[str]:
@@ -103,8 +96,7 @@ def docs_from_summary(summary: Mapping[str, Any], summary_path: Path,
     if not isinstance(summary.get("kernels"), list):
         raise InputError("summary document has no 'kernels' list", str(summary_path),
                          "regenerate it with the plan stage")
-    run = str(summary.get("run") or summary_path.parent.name)
-    full = hotspot_docs_beside(summary_path, run, summary_dispatch_dirs(summary))
+    full = hotspot_docs_beside(summary_path, summary_dispatch_dirs(summary))
     if full:
         return keyed_dispatches(attach_l2(full, summary), prefix)
     entries = []

@@ -11,16 +11,12 @@ from collections.abc import Sequence
 
 from kerneltrace import __version__
 from kerneltrace.analysis.l2.inputs import (
-    ArchChoice,
-    MatchedDispatch,
-    kernel_names,
     match_runs,
-    resolve_arch,
     resolve_peak,
-    select_kernel,
+    resolve_run_arch,
+    select_run_kernel,
 )
 from kerneltrace.analysis.l2.metrics import (
-    METRIC_KEYS,
     aggregate_dispatches,
     counter_medians,
     dispatch_metrics,
@@ -28,24 +24,7 @@ from kerneltrace.analysis.l2.metrics import (
 )
 from kerneltrace.analysis.l2.verdicts import verdicts
 from kerneltrace.errors import InputError
-from kerneltrace.readers.counter_csv import CounterRun
-
-# Older import paths: everything below was defined in this module before it was split.
-__all__ = [
-    "METRIC_KEYS",
-    "SCHEMA",
-    "ArchChoice",
-    "MatchedDispatch",
-    "analyze",
-    "dispatch_metrics",
-    "format_text",
-    "kernel_names",
-    "match_runs",
-    "resolve_arch",
-    "resolve_peak",
-    "select_kernel",
-    "verdicts",
-]
+from kerneltrace.readers.counter_run import CounterRun
 
 SCHEMA = "kerneltrace.l2/1"
 
@@ -61,9 +40,9 @@ def analyze(
     """The kerneltrace.l2/1 document for one kernel over one or more runs."""
     if not runs:
         raise InputError("no PMC input", "inputs", "pass counter CSVs, a workload dir or a rocpd .db")
-    name = select_kernel(runs, kernel)
+    name = select_run_kernel(runs, kernel)
     matched, warnings = match_runs(runs, name)
-    arch_choice, arch_warnings = resolve_arch(arch, runs)
+    arch_choice, arch_warnings = resolve_run_arch(arch, runs)
     warnings.extend(arch_warnings)
     for run in runs:
         warnings.extend(f"{run.source}: {note}" for note in run.notes)
@@ -108,10 +87,3 @@ def analyze(
     }
     doc["verdicts"] = verdicts(doc)
     return doc
-
-
-def format_text(doc: dict) -> str:
-    """Plain-text report of a kerneltrace.l2/1 document (kept here for the older import path)."""
-    from kerneltrace.render.l2 import format_text as render
-
-    return render(doc)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from kerneltrace.counters import table
 from kerneltrace.errors import InputError
-from kerneltrace.readers.counter_csv import CounterDispatch, CounterRun
+from kerneltrace.readers.counter_run import CounterDispatch, CounterRun
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ def kernel_names(runs: Sequence[CounterRun]) -> list[str]:
     return sorted({name for run in runs for name in run.kernels()})
 
 
-def select_kernel(runs: Sequence[CounterRun], substring: str | None) -> str:
+def select_run_kernel(runs: Sequence[CounterRun], substring: str | None) -> str:
     """The one kernel to analyse: exact name, else the single name containing `substring`."""
     names = kernel_names(runs)
     if not names:
@@ -96,7 +96,7 @@ def match_runs(runs: Sequence[CounterRun], kernel: str) -> tuple[list[MatchedDis
     return matched, warnings
 
 
-def resolve_arch(explicit: str | None, runs: Sequence[CounterRun]) -> tuple[ArchChoice, list[str]]:
+def resolve_run_arch(explicit: str | None, runs: Sequence[CounterRun]) -> tuple[ArchChoice, list[str]]:
     """--arch, else what the runs say (agent info, sysinfo, rocpd), else the counter names."""
     warnings: list[str] = []
     if explicit:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from kerneltrace.analysis.l2.inputs import ArchChoice, MatchedDispatch
 from kerneltrace.counters import table
-from kerneltrace.readers.counter_csv import CounterRun
+from kerneltrace.readers.counter_run import CounterRun
 
 PLAUSIBLE_COUNT = 2.0**53  # per dispatch; beyond this a counter value is garbage (and not exact as a float)
 ALT_FORM_TOLERANCE = 0.03  # gfx950: the two read-byte forms should agree within a few percent

@@ -19,24 +19,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kerneltrace.analysis.waves.accumulate import WaveTotals
-from kerneltrace.analysis.waves.consistency import consistency, listed_wave_files
-from kerneltrace.analysis.waves.loops import HOT_LOOPS, loop_summary, mfma_pass_cycles_by_row
-from kerneltrace.analysis.waves.occupancy import SERIES_POINTS, occupancy_summary
+from kerneltrace.analysis.waves.consistency import consistency
+from kerneltrace.analysis.waves.loops import loop_summary, mfma_pass_cycles_by_row
+from kerneltrace.analysis.waves.occupancy import occupancy_summary
 from kerneltrace.analysis.waves.peers import PeerTotals, peer_summary
-from kerneltrace.analysis.waves.states import EXTREME_WAVES, STATE_KEYS, state_summary
-from kerneltrace.analysis.waves.stream import GROUP_INSTRUCTIONS, GROUP_WAVES, accumulate
-from kerneltrace.analysis.waves.waitcnt import HOT_WAITS, PENDING_LIMIT, waitcnt_summary
+from kerneltrace.analysis.waves.states import state_summary
+from kerneltrace.analysis.waves.stream import accumulate
+from kerneltrace.analysis.waves.waitcnt import waitcnt_summary
 from kerneltrace.readers.wavefile.reader import wave_files
 
 if TYPE_CHECKING:
     from kerneltrace.readers.codejson import CodeTable
-
-# Names other modules (and older callers) import from here.
-__all__ = [
-    "EXTREME_WAVES", "GROUP_INSTRUCTIONS", "GROUP_WAVES", "HOT_LOOPS", "HOT_WAITS", "PENDING_LIMIT",
-    "SERIES_POINTS", "STATE_KEYS", "analyze_waves", "listed_wave_files", "mfma_pass_cycles_by_row",
-    "occupancy_summary",
-]
 
 def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = None) -> dict:
     """The `waves` object of the hotspot document (kerneltrace.hotspots/2) for one dispatch dir.

@@ -24,7 +24,7 @@ from kerneltrace.readers.wavefile.reader import CATEGORY_JUMP
 if TYPE_CHECKING:
     import numpy as np
 
-    from kerneltrace.analysis.waves.accumulate import Group
+    from kerneltrace.analysis.waves.group import Group
     from kerneltrace.readers.codejson import CodeRow, CodeTable
 
 HOT_LOOPS = 5

@@ -18,7 +18,7 @@ from kerneltrace.analysis.waves.rows import row_ref
 if TYPE_CHECKING:
     import numpy as np
 
-    from kerneltrace.analysis.waves.accumulate import Group
+    from kerneltrace.analysis.waves.group import Group
     from kerneltrace.readers.codejson import CodeRow
 
 HOT_WAITS = 10  # waits reported, by stall
@@ -48,7 +48,7 @@ def attribute_waits(waits: WaitTotals, group: Group) -> None:
     """
     import numpy as np
 
-    from kerneltrace.analysis.waves.accumulate import Group
+    from kerneltrace.analysis.waves.group import Group
 
     waves = group.waves
     entry_counts = group.wait_entries

@@ -23,7 +23,7 @@ from kerneltrace.plan.rules.lds_scalar_patterns import lds_read_before_mfma, sca
 from kerneltrace.plan.rules.line_hotspot import top_line_hotspots
 from kerneltrace.plan.rules.memory import memory_verdict
 from kerneltrace.plan.rules.mfma_chain import mfma_dependency_chain
-from kerneltrace.plan.rules.regions import region_hotspots
+from kerneltrace.plan.rules.regions import glue_line_loads, region_hotspots
 from kerneltrace.plan.rules.spills import register_spills, spills_first
 from kerneltrace.plan.rules.verdict_rules import narrow_loads, prologue_setup, streaming_kernel
 from kerneltrace.plan.rules.vmem_patterns import loads_in_mfma_loop, vmem_queue_burst
@@ -49,6 +49,7 @@ RULES: list[Rule] = [
     memory_verdict,
     no_source_mapping,
     nop_hazards,
+    glue_line_loads,
     region_hotspots,
     waves_evidence,
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from kerneltrace.analysis.hotspots import stall_rate as line_stall_rate
+from kerneltrace.analysis.hotspots import stall_rate
 from kerneltrace.isa.classify import LDS, MFMA, VMEM_LOAD, opcode
 
 _SMALL_LOAD = re.compile(
@@ -38,10 +38,10 @@ def stalled(ins: dict) -> bool:
     return (ins.get("stall_cycles") or 0) > 0
 
 
-def stall_rate(instructions: list[dict]) -> float:
+def instructions_stall_rate(instructions: list[dict]) -> float:
     latency = sum(ins.get("latency_cycles") or 0 for ins in instructions)
     stall = sum(ins.get("stall_cycles") or 0 for ins in instructions)
-    return line_stall_rate(stall, latency) or 0.0
+    return stall_rate(stall, latency) or 0.0
 
 
 def total_stall(instructions: list[dict]) -> int:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from kerneltrace.isa.classify import LDS, SMEM, VMEM_LOAD, VMEM_STORE
-from kerneltrace.plan.context import PlanContext, operands, reads, registers
+from kerneltrace.isa.registers import operands, reads, registers
+from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
 from kerneltrace.plan.rules._util import is_lds_read, is_mfma, is_small_load, stalled, total_stall
 from kerneltrace.plan.rules.drain import (

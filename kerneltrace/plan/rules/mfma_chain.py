@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from kerneltrace.isa.classify import MFMA
-from kerneltrace.plan.context import PlanContext, operands, registers
+from kerneltrace.isa.registers import operands, registers
+from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
 from kerneltrace.plan.rules._util import is_mfma
 

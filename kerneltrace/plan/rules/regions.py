@@ -71,3 +71,56 @@ def region_hotspots(ctx: PlanContext, *, force: bool = False) -> list[Finding]:
             effort="medium",
         ))
     return findings
+
+
+GLUE_LOADS_MIN_SHARE = 0.1
+
+
+def glue_line_loads(ctx: PlanContext) -> list[Finding]:
+    """GLUE-line-loads: the kernel's own data loads (and the `vmcnt` waits draining them) are
+    charged to the kernel-entry/decorator line — the real bottleneck hidden
+    under "do not optimise this line". Named by the row range of those loads and waits."""
+    from kerneltrace.isa import classify as isa
+
+    # the decorator line only: with no line tables everything is "unmapped" and REGION ranks it
+    glue = [ctx.instructions[i] for line in ctx.artifact_lines()
+            if line.get("artifact") == "kernel-entry"
+            for i in line.get("instructions") or [] if i in ctx.instructions]
+    loads = [ins for ins in glue if ins.get("type") == isa.VMEM_LOAD and ins.get("hits")]
+    waits = [ins for ins in glue if ins.get("type") == isa.VMEM_WAIT and ins.get("stall_cycles")]
+    if not loads or not waits:
+        return []
+    cited = sorted(loads + waits, key=lambda ins: -(ins.get("stall_cycles") or 0))
+    stall = sum(ins.get("stall_cycles") or 0 for ins in cited)
+    share = ctx.share(stall)
+    if share < GLUE_LOADS_MIN_SHARE:
+        return []
+    first = min(ins["index"] for ins in cited)
+    last = max(ins["index"] for ins in cited)
+    to_lds = sum(1 for ins in loads if (ins.get("asm") or "").rstrip().endswith(" lds"))
+    kinds = sorted({isa.opcode(ins["asm"]) for ins in loads})
+    return [Finding(
+        id=f"GLUE-line-loads@rows{first}-{last}",
+        rule="GLUE-line-loads",
+        title=(f"The kernel's loads sit on the glue line: {len(loads)} vector load(s) and their "
+               f"`vmcnt` waits hold {share:.0%} of stall (rows {first}–{last})"),
+        priority=priority_for_share(share),
+        stall_share=round(share, 4),
+        estimated_gain=hiding_gain(share, *hideable_range("VMEM-wait")[2:],
+                                   "the glue-line loads' issue stall and waits"),
+        root_cause=(f"{len(loads)} data load(s) ({', '.join(kinds)}"
+                    + (f"; {to_lds} straight to LDS" if to_lds else "")
+                    + f") and {len(waits)} `s_waitcnt vmcnt` wait(s) on them are charged to the "
+                    "kernel-entry/decorator line, so the line ranking hides them; "
+                    "they are the kernel's tile loads, not compiler glue, and the waves stall "
+                    "draining them (typically `vmcnt(0)` right before an `s_barrier`)."),
+        fix=("Issue the next tile's loads one stage earlier (double-buffer the LDS/register tile: "
+             "load tile k+1 while computing tile k) and wait with `vmcnt(N)` for the tile you need "
+             "instead of `vmcnt(0)` before the barrier."),
+        schematic="load_lds(tile[0])\nfor k: load_lds(tile[k+1]); wait_vmcnt(loads of k+1); "
+                  "barrier(); compute(tile[k])",
+        evidence=[ctx.evidence(ins, "glue-line load" if ins.get("type") == isa.VMEM_LOAD
+                               else "wait on them") for ins in cited[:6]],
+        location=f"<rows {first}-{last}>",
+        effort="medium",
+    )]

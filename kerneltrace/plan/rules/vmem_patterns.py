@@ -5,7 +5,13 @@ from __future__ import annotations
 from kerneltrace.isa.classify import LDS, SMEM, VMEM_LOAD, VMEM_STORE
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
-from kerneltrace.plan.rules._util import is_mfma, is_vmem_load, stall_rate, stalled, total_stall
+from kerneltrace.plan.rules._util import (
+    instructions_stall_rate,
+    is_mfma,
+    is_vmem_load,
+    stalled,
+    total_stall,
+)
 from kerneltrace.plan.rules.drain import (
     HBM_LATENCY_CYCLES,
     HIGH_STALL_RATE,
@@ -70,7 +76,7 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
         loads = [load for load, _ in pairs]
         waits = unique_by_index([drain.wait for _, drain in pairs])
         share = ctx.share(total_stall(loads) + sum(exposed[w["index"]] for w in waits))
-        if not pairs or share < MIN_SHARE or stall_rate(loads + waits) < HIGH_STALL_RATE:
+        if not pairs or share < MIN_SHARE or instructions_stall_rate(loads + waits) < HIGH_STALL_RATE:
             continue
         most = max(pairs, key=lambda pair: pair[1].mfma_cycles)[1]
         wrapped = any(drain.wrapped for _, drain in pairs)
@@ -95,7 +101,7 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
                     f"{len(loads)} vector-memory load(s) sit inside {where_phrase(ctx, loads[0]['index'])} "
                     + _cover_phrase(most, wrapped)
                     + f", far below a global-memory latency of ~{HBM_LATENCY_CYCLES}–800+ cycles "
-                    f"(heuristic); stall rate {stall_rate(loads + waits):.0%}, so the matrix work "
+                    f"(heuristic); stall rate {instructions_stall_rate(loads + waits):.0%}, so the matrix work "
                     "hides little of the memory latency."
                 ),
                 fix=(
