@@ -186,6 +186,7 @@ def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | Non
         "dispatch": dispatch,
         "bottleneck": dispatch.get("bottleneck"),
         "gain_bound": dispatch.get("gain_bound"),
+        "gain_bound_kernel_time": dispatch.get("gain_bound_kernel_time"),
         "no_stall": not totals.get("stall_cycles") and dispatch.get("format") != "pcsampling",
         "occupancy": occupancy_view(dispatch, doc),
         "kernel_doc": doc,
