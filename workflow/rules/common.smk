@@ -27,7 +27,7 @@ SCRIPTS = os.path.join(REPO, "scripts")
 # not by the user (every job, local or cluster, parses this file first).
 os.environ.update(KERNELTRACE_PYTHON=sys.executable)
 # hotspots jobs run in threads of this process: the wave reader must not fork a second reader here
-os.environ["KERNELTRACE_WAVE_WORKERS"] = "1"
+os.environ.update(KERNELTRACE_WAVE_WORKERS="1")
 
 
 _SCHEMA = configcheck.load_schema(SCHEMA)
