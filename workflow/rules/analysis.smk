@@ -48,6 +48,7 @@ rule hotspots:
         dispatch_dir=dispatch_param("dispatch_dir"),
         waves=dispatch_waves,
         arch=run_param("arch"),
+        capture_report=capture_report,
         topk=config["topk"],
         signature=dispatch_signature,
     run:

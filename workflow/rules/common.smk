@@ -126,12 +126,15 @@ def capture_tree_param(wildcards):
 
 
 def dispatch_inputs(wildcards):
-    """Declared inputs of a hotspots job: code.json, snapshots.json and the CSVs found for it."""
+    """Declared inputs of a hotspots job: code.json, snapshots.json, the CSVs found for it and
+    (cmd runs) the decode report."""
     row = dispatch_row(wildcards.run, wildcards.dispatch)
     directory = row["dispatch_dir"]
     files = [os.path.join(directory, "code.json")]
     if os.path.exists(os.path.join(directory, "snapshots.json")):
         files.append(os.path.join(directory, "snapshots.json"))
+    if capture_report(wildcards):
+        files.append(capture_report(wildcards))
     return files + [
         row[key] for key in ("kernel_trace_csv", "agent_info_csv") if row[key]
     ]
@@ -235,6 +238,14 @@ def dispatch_waves(wildcards):
     return has_wave_files(dispatch_row(wildcards.run, wildcards.dispatch))
 
 
+def capture_report(wildcards):
+    """cmd runs: the kernel's decode report (says whether the capture was truncated), else ""."""
+    row = dispatch_row(wildcards.run, wildcards.dispatch)
+    if row.get("source") == "capture" and row.get("kernel_id"):
+        return f"results/{wildcards.run}/att/{row['kernel_id']}/decode.json"
+    return ""
+
+
 def run_hotspots_job(params, output, log):
     """Body of the hotspots rule: the analysis in this process; bad input -> one-line error."""
     from kerneltrace.pipeline.hotspots_job import hotspots_job
@@ -249,6 +260,7 @@ def run_hotspots_job(params, output, log):
             topk=params.topk,
             waves=params.waves,
             arch=params.arch,
+            capture_report=params.capture_report,
         )
     except InputError as err:
         raise WorkflowError(f"error: {err} (log: {log[0]})") from None
