@@ -144,3 +144,18 @@ def stable_ids(paths: list[Path], root: Path) -> list[str]:
         counts[name] = counts.get(name, 0) + 1
     return [name if counts[name] == 1 else f"{name}-{hashlib.sha1(rel.encode()).hexdigest()[:6]}"
             for name, rel in zip(base, relative, strict=True)]
+
+
+def capture_state(decode_report: str | Path) -> str:
+    """The part of a decode report the hotspot analysis reads (truncated flag, finding codes)."""
+    import json
+
+    try:
+        with open(decode_report, encoding="utf-8") as handle:
+            report = json.load(handle)
+    except (OSError, ValueError):
+        return "unreadable"
+    if not isinstance(report, dict):
+        return "unreadable"
+    codes = sorted({str(f.get("code")) for f in report.get("findings") or [] if isinstance(f, dict)})
+    return f"truncated={bool(report.get('truncated'))} codes={','.join(codes)}"

@@ -49,6 +49,7 @@ rule hotspots:
         waves=dispatch_waves,
         arch=run_param("arch"),
         capture_report=capture_report,
+        capture_state=capture_state,
         topk=config["topk"],
         signature=dispatch_signature,
     run:

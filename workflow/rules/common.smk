@@ -126,15 +126,13 @@ def capture_tree_param(wildcards):
 
 
 def dispatch_inputs(wildcards):
-    """Declared inputs of a hotspots job: code.json, snapshots.json, the CSVs found for it and
-    (cmd runs) the decode report."""
+    """Declared inputs of a hotspots job: code.json, snapshots.json and the CSVs found for it."""
     row = dispatch_row(wildcards.run, wildcards.dispatch)
     directory = row["dispatch_dir"]
     files = [os.path.join(directory, "code.json")]
     if os.path.exists(os.path.join(directory, "snapshots.json")):
         files.append(os.path.join(directory, "snapshots.json"))
-    if capture_report(wildcards):
-        files.append(capture_report(wildcards))
+
     return files + [
         row[key] for key in ("kernel_trace_csv", "agent_info_csv") if row[key]
     ]
@@ -244,6 +242,14 @@ def capture_report(wildcards):
     if row.get("source") == "capture" and row.get("kernel_id"):
         return f"results/{wildcards.run}/att/{row['kernel_id']}/decode.json"
     return ""
+
+
+def capture_state(wildcards):
+    """What the analysis uses of the decode report (truncated, finding codes): a params trigger.
+    Not the report's mtime: decode re-runs when a dir is added, the other dirs' results stand.
+    """
+    path = capture_report(wildcards)
+    return rerun.capture_state(path) if path else ""
 
 
 def run_hotspots_job(params, output, log):
