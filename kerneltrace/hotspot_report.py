@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from kerneltrace.model.metadata import find_metadata
 from kerneltrace.model.naming import parse_dispatch_name
 from kerneltrace.readers.codejson import PC_SAMPLING_REASONS, CodeRow, CodeTable, read_code_json
 from kerneltrace.readers.csvs import AgentInfo, KernelTraceRow
+from kerneltrace.readers.regular import NotRegularFile
 from kerneltrace.readers.snapshots import SourceIndex, read_snapshots
 from kerneltrace.readers.snippets import snippets_from
 
@@ -184,14 +186,14 @@ def run_analysis(
     if not directory.is_dir():
         raise InputError("not a directory", given, "pass the ui_output_agent_*_dispatch_* directory, not a file")
     code_path = directory / "code.json"
-    if not code_path.is_file():
+    if not os.path.lexists(code_path):
         raise InputError(
             "no code.json in this directory (not a decoded ATT dispatch dir)",
             given,
             "pass a ui_output_agent_*_dispatch_* directory written by rocprofv3 --att with the decoder installed",
         )
     for label, csv_path in (("--kernel-trace", kernel_trace_csv), ("--agent-info", agent_info_csv)):
-        if csv_path is not None and not Path(csv_path).is_file():
+        if csv_path is not None and not os.path.lexists(csv_path):
             raise InputError(f"{label} file not found", str(csv_path), "check the path")
 
     table = read_code_json(code_path)
@@ -200,7 +202,11 @@ def run_analysis(
     group = select_kernel(table, kernel, warnings)
     rows = group.rows
     check_not_empty(table, rows)
-    sources = read_snapshots(directory)
+    try:
+        sources = read_snapshots(directory)
+    except NotRegularFile as err:  # optional: a FIFO or device in its place is skipped, never read
+        warnings.append(f"snapshots.json skipped: {err.what} (no source snippets)")
+        sources = SourceIndex({})
 
     pc_sampling = table.format == "pcsampling"
     legacy = table.format == "legacy"

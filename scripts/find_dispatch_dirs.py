@@ -43,10 +43,14 @@ def from_manifests(manifests: list[Path]) -> list[dict[str, str]]:
 
 
 def notes_markdown(rows: list[dict[str, str]], notes: list[str], searched: str) -> str:
-    lines = [f"# Dispatch dirs ({searched})", "", "| id | kernel | dispatch dir | label |", "|---|---|---|---|"]
-    lines += [f"| {r['id']} | {r['kernel'] or '?'} | {r['dispatch_dir']} | {r['label']} |" for r in rows]
+    from kerneltrace.render.markdown import md_code_cell, md_text, md_text_cell
+
+    lines = [f"# Dispatch dirs ({md_text(searched)})", "", "| id | kernel | dispatch dir | label |",
+             "|---|---|---|---|"]
+    lines += [f"| {md_text_cell(r['id'])} | {md_code_cell(r['kernel'] or '?')} | {md_code_cell(r['dispatch_dir'])} "
+              f"| {md_text_cell(r['label'])} |" for r in rows]
     if notes:
-        lines += ["", "Dropped:", ""] + [f"- {note}" for note in notes]
+        lines += ["", "Dropped:", ""] + [f"- {md_text(note)}" for note in notes]
     return "\n".join(lines) + "\n"
 
 

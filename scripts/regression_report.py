@@ -14,6 +14,7 @@ from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text  #
 from kerneltrace.errors import run_cli  # noqa: E402
 from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 from kerneltrace.render.compare import render_markdown  # noqa: E402
+from kerneltrace.render.markdown import html_comment  # noqa: E402
 
 
 def write_outputs(baseline, run, hotspots, thresholds, json_path, md_path,
@@ -21,7 +22,7 @@ def write_outputs(baseline, run, hotspots, thresholds, json_path, md_path,
     result = regression_check(Path(baseline), run, [Path(p) for p in hotspots],
                               parse_thresholds(thresholds), summary_path=summary)
     write_json(json_path, result)
-    header = f"<!-- regression report: run {run} vs {result['baseline']} -->\n"
+    header = f"<!-- regression report: run {html_comment(run)} vs {html_comment(result['baseline'])} -->\n"
     write_text(md_path, header + render_markdown(result))
     return result
 

@@ -47,16 +47,20 @@ def render(
     from kerneltrace.render.plan import chart_files, plan_charts, render_html, render_markdown
 
     hotspot_docs, l2_docs = load_plan_documents(hotspots, l2)
+    atomic.refuse_input_overwrite([md, html, summary_path, charts_dir], hotspots + l2)
     summary = build_summary(hotspot_docs, l2_docs, run=run)
     snippets = plan_snippets(hotspot_docs)
-    atomic.write_json(summary_path, summary)
-    atomic.write_text(md, render_markdown(summary, hotspot_docs))
+    # Everything is rendered before anything is written, and written all-or-nothing: a failing
+    # renderer leaves the previous plan.md/html/summary.json/charts whole.
+    outputs: dict[Path, str] = {summary_path: atomic.json_text(summary),
+                                md: render_markdown(summary, hotspot_docs)}
     charts = plan_charts(summary, hotspot_docs)  # drawn once: inline in plan.html and as files
-    atomic.write_text(html, render_html(summary, hotspot_docs, l2_docs, snippets, charts))
+    outputs[html] = render_html(summary, hotspot_docs, l2_docs, snippets, charts)
     if charts_dir is not None:
         charts_dir.mkdir(parents=True, exist_ok=True)
         for name, svg in chart_files(summary, hotspot_docs, charts).items():
-            atomic.write_text(charts_dir / name, svg)
+            outputs[charts_dir / name] = svg
+    atomic.write_many(outputs)
     return summary
 
 
@@ -74,8 +78,6 @@ def main(argv: list[str] | None = None) -> int:
                              "JSON files there (dispatches no longer in the run) are removed")
     args = parser.parse_args(argv)
     out = args.out_dir
-    outputs = [out / "plan.md", out / "plan.html", out / "summary.json"]
-    atomic.refuse_input_overwrite(outputs + ([out / "charts"] if args.charts else []), args.hotspots + args.l2)
     summary = render(
         args.hotspots,
         args.l2,

@@ -105,3 +105,22 @@ def test_worker_count_needs_two_cpus_and_enough_bytes(gemm, monkeypatch):
     assert stream.worker_count(paths) == 1
     monkeypatch.setattr(stream, "PARALLEL_BYTES", 1 << 40)
     assert stream.worker_count(paths, 2) == 1
+
+
+def test_automatic_choice_stays_in_one_process_beside_other_threads(gemm, monkeypatch):
+    import threading
+
+    paths = wave_files(gemm)
+    monkeypatch.delenv(stream.WORKERS_ENV, raising=False)
+    monkeypatch.setattr(stream, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(stream.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert stream.worker_count(paths) == 2
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert stream.worker_count(paths) == 1
+        assert stream.worker_count(paths, 2) == 2  # asked for explicitly
+    finally:
+        release.set()
+        other.join()

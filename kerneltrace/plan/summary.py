@@ -44,6 +44,7 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None) -> dict:
     entry = {
         "bottleneck": ctx.verdict.to_dict(),
         "gain_bound": round(group_gain(findings), 4),
+        "gain_bound_kernel_time": round(group_gain(findings, "kernel_time"), 4),
         "dispatch_dir": hotspot_doc.get("dispatch_dir"),
         "dispatch": hotspot_doc.get("dispatch"),
         "arch": hotspot_doc.get("arch"),

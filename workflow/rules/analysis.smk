@@ -30,6 +30,11 @@ rule hotspots:
         "logs/{run}/hotspots/{dispatch}.log",
     benchmark:
         "benchmarks/{run}/hotspots/{dispatch}.tsv"
+    # On a cluster, profiles/slurm packs a run's hotspot jobs into a few group jobs
+    # (group-components); one group per run, as groups spanning runs break on Snakemake 9's
+    # checkpoint updates. Local runs ignore groups.
+    group:
+        "analysis_{run}"
     conda:
         "../envs/analysis.yaml"
     params:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from kerneltrace.analysis.compare.document import (
     summary_level_doc,
 )
 from kerneltrace.errors import InputError
+from kerneltrace.readers.regular import read_json as read_regular_json
 
 HOTSPOT_SCHEMA_PREFIX = "kerneltrace.hotspots/"
 SUMMARY_SCHEMA = "kerneltrace.summary/1"
@@ -32,15 +32,8 @@ class Side:
 
 
 def read_json(path: Path) -> Any:
-    try:
-        with path.open("rb") as handle:
-            return json.load(handle)
-    except OSError as err:
-        raise InputError(f"cannot read ({err.strerror})", str(path), "check the path") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise InputError(f"not valid JSON ({err})", str(path),
-                         "pass a hotspot JSON, a summary.json, a dispatch dir or a reports/ "
-                         "folder") from None
+    return read_regular_json(path, "JSON document", fix="pass a hotspot JSON, a summary.json, a dispatch "
+                             "dir or a reports/ folder")
 
 
 def _default_analyzer(dispatch_dir: Path) -> dict:

@@ -168,7 +168,10 @@ def add_peer_group(peers: PeerTotals, waves: list[WaveFile], owner, time, stall,
     # merged per group already (the end-of-run merge stays small): all pipes in one merge whose
     # key is (pipe, scope); each pipe's merged intervals are then one contiguous run
     if scope_of_wave.min() >= 0 and scope_of_wave.max() < SCOPES:
-        piped = pipe >= 0
+        piped = np.flatnonzero(pipe >= 0)
+        # grouped by pipe first (a radix sort of a small int, order kept inside a pipe): the
+        # merge's sort then meets long sorted runs (issue times grow within a wave)
+        piped = piped[np.argsort(pipe[piped].astype(np.int8), kind="stable")]
         keys, starts, ends = _merge(pipe[piped] * SCOPES + scope[piped], issue_start[piped],
                                     issue_end[piped])
         bounds = np.searchsorted(keys, np.arange(len(PIPES) + 1) * SCOPES).tolist()

@@ -13,12 +13,15 @@ identical (tests compare both). Memory: each process holds one batch and one gro
 Anything unusual (no fork, a child that fails or dies, waves whose SIMD is on both sides of the
 cut) falls back to streaming that part, or everything, in this process.
 
-KERNELTRACE_WAVE_WORKERS=1 turns the second process off (=2 forces it, size permitting).
+KERNELTRACE_WAVE_WORKERS=1 turns the second process off (=2 asks for it, size permitting); the
+automatic choice also stays in one process when the caller runs other Python threads.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,17 +79,19 @@ def accumulate(paths: list[Path], new_totals: Callable[[], WaveTotals], mfma_by_
 
 def worker_count(paths: list[Path], requested: int | None = None) -> int:
     """1 or 2: two only with two usable CPUs, fork, and at least PARALLEL_BYTES of files."""
-    import multiprocessing
-
     if requested is None:
         setting = os.environ.get(WORKERS_ENV, "").strip()
         requested = int(setting) if setting.isdigit() else None
     if requested is None:
+        # automatic: not from a multi-threaded caller (another thread could hold a lock the
+        # forked child would wait on forever)
+        if threading.active_count() > 1:
+            return 1
         try:
             requested = len(os.sched_getaffinity(0))
         except AttributeError:  # not on Linux
             requested = os.cpu_count() or 1
-    if requested < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if requested < 2 or not hasattr(os, "fork") or not sys.platform.startswith("linux"):
         return 1
     size = 0
     for path in paths:
