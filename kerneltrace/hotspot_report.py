@@ -175,6 +175,7 @@ def run_analysis(
     agent_info_csv: Path | None = None,
     kernel: str | None = None,
     waves: bool = False,
+    capture_report: Path | None = None,
 ) -> DispatchAnalysis:
     """Read and analyse one dispatch dir; raises InputError for bad input (never modifies it)."""
     given = str(dispatch_dir)
@@ -294,7 +295,9 @@ def run_analysis(
             "hint": SOURCE_MAPPING_HINT if analysis.mapped_fraction == 0 else None,
         },
         "warnings": warnings,
+        "capture_warnings": _capture_warnings(directory, capture_report),
     }
+    warnings.extend(document["capture_warnings"])
     if waves:
         document["waves"] = _waves(directory, table)
         document["schema"] = SCHEMA_WITH_WAVES
@@ -305,6 +308,19 @@ def run_analysis(
     locations = [line["location"] for line in user_lines(document["source_lines"], SNIPPET_LINES)]
     document["snippets"] = snippets_from(sources, locations)
     return DispatchAnalysis(document, table, sources)
+
+
+def _capture_warnings(directory: Path, capture_report: Path | None) -> list[str]:
+    """Truncated/partial-capture warnings from the decode report (cmd runs) and the dir itself."""
+    from kerneltrace.analysis.capture_health import capture_warnings
+    from kerneltrace.analysis.waves.consistency import read_listed_wave_files
+    from kerneltrace.readers.regular import optional_json
+
+    report, problem = (None, "") if capture_report is None else optional_json(Path(capture_report), "capture report")
+    listed, listed_problem = read_listed_wave_files(directory)
+    present = [path.name for path in directory.glob("se*_sm*_sl*_wv*.json")]
+    found = capture_warnings(report if isinstance(report, dict) else None, listed, present, listed_problem)
+    return [f"{problem}: whether the capture was truncated is unknown"] + found if problem else found
 
 
 def _waves(directory: Path, table: CodeTable) -> dict:
@@ -321,7 +337,9 @@ def analyze_dispatch(
     agent_info_csv: Path | None = None,
     kernel: str | None = None,
     waves: bool = False,
+    capture_report: Path | None = None,
 ) -> dict:
     """The kerneltrace.hotspots/1 (/2 with waves) document of one dispatch dir."""
     return run_analysis(dispatch_dir, arch=arch, kernel_trace_csv=kernel_trace_csv,
-                        agent_info_csv=agent_info_csv, kernel=kernel, waves=waves).document
+                        agent_info_csv=agent_info_csv, kernel=kernel, waves=waves,
+                        capture_report=capture_report).document

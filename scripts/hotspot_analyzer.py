@@ -32,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--agent-info", metavar="CSV", type=Path, help="agent_info.csv (default: found in the capture bundle)")
     parser.add_argument("--json", metavar="PATH", help="write the kerneltrace.hotspots JSON to PATH ('-' = stdout, no text report)")
     parser.add_argument("--text", metavar="PATH", help="write the text report to PATH instead of stdout")
+    parser.add_argument("--capture-report", metavar="JSON", type=Path,
+                        help="the decode stage's report (results/RUN/att/KERNEL/decode.json): a truncated "
+                             "capture is stated in capture_warnings")
     parser.add_argument("--waves", action="store_true", help="add the wave-level analysis (schema kerneltrace.hotspots/2)")
     return parser
 
@@ -46,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     from kerneltrace.hotspot_report import run_analysis
 
     outputs = (args.json, args.text)
-    refuse_input_overwrite(outputs, (args.dispatch_dir, args.kernel_trace, args.agent_info))
+    refuse_input_overwrite(outputs, (args.dispatch_dir, args.kernel_trace, args.agent_info, args.capture_report))
 
     result = run_analysis(
         args.dispatch_dir,
@@ -55,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         agent_info_csv=args.agent_info,
         kernel=args.kernel,
         waves=args.waves,
+        capture_report=args.capture_report,
     )
     document = result.document
     refuse_input_overwrite(outputs, [document.get("metadata", {}).get("agent_info_csv")])

@@ -190,6 +190,12 @@ def hotspot_args(wildcards):
     arch = run_spec(wildcards.run).arch
     if arch:
         args += ["--arch", arch]
+    if row.get("source") == "capture" and row.get("kernel_id"):
+        # the decode report says whether the capture was truncated (buffer full, data lost)
+        args += [
+            "--capture-report",
+            f"results/{wildcards.run}/att/{row['kernel_id']}/decode.json",
+        ]
     return args
 
 
