@@ -29,7 +29,6 @@ checkpoint dispatches:
 rule hotspots:
     input:
         files=dispatch_inputs,
-        analyzer=os.path.join(SCRIPTS, "hotspot_analyzer.py"),
     output:
         json="results/{run}/hotspots/{dispatch}.json",
         text="results/{run}/hotspots/{dispatch}.txt",

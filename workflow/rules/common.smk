@@ -19,13 +19,7 @@ from kerneltrace.pipeline.runs import build_runs  # noqa: E402
 REPO = workflow.basedir
 SCHEMA = os.path.join(REPO, "workflow", "schemas", "config.schema.yaml")
 EXAMPLE_DIR = os.path.join(REPO, "examples", "synthetic_gemm")
-SCRIPTS = os.path.join(REPO, "scripts")
 
-# Shell rules run the scripts with the interpreter running Snakemake, passed as $KERNELTRACE_PYTHON:
-# as a param (or formatted into the rule's shell text) its path would be a rerun trigger, so the
-# same results run through another python path (venv symlink, CI runner) would be redone. Set here,
-# not by the user (every job, local or cluster, parses this file first).
-os.environ.update(KERNELTRACE_PYTHON=sys.executable)
 # hotspots jobs run in threads of this process: the wave reader must not fork a second reader here
 os.environ.update(KERNELTRACE_WAVE_WORKERS="1")
 
