@@ -154,6 +154,13 @@ def kept_documents(wildcards):
     return kept
 
 
+def copy_atomically(source, target):
+    """keep_l2: a run: job, i.e. a thread of this process (force-use-threads), not a new process."""
+    from kerneltrace.atomic import write_bytes
+
+    write_bytes(Path(target), Path(source).read_bytes())
+
+
 def all_targets(wildcards):
     targets = []
     for run in RUNS:

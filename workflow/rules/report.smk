@@ -55,7 +55,5 @@ rule keep_l2:
     log:
         "logs/{run}/keep_l2/{kernel}.log",
     localrule: True
-    conda:
-        "../envs/analysis.yaml"
-    shell:
-        "cp {input:q} {output:q} 2> {log:q}"
+    run:
+        copy_atomically(input[0], output[0])
