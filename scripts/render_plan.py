@@ -20,7 +20,6 @@ written there so the rule can register them, e.g.
 Captions live in workflow/report/*.rst (workflow.rst for `report: "report/workflow.rst"`).
 """
 
-from __future__ import annotations
 
 import argparse
 import sys
@@ -30,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 
 def render(
@@ -65,7 +65,7 @@ def render(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0] or None)
     parser.add_argument(
         "--hotspots", nargs="+", type=Path, required=True, help="hotspot JSON files"
     )
@@ -99,20 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def snakemake_main(smk) -> None:  # pragma: no cover - exercised by the pipeline
-    charts = getattr(smk.output, "charts", None)
-    render(
-        [Path(p) for p in smk.input.hotspots],
-        [Path(p) for p in getattr(smk.input, "l2", [])],
-        Path(smk.output.md),
-        Path(smk.output.html),
-        Path(smk.output.summary),
-        getattr(smk.params, "run", None),
-        Path(charts) if charts else None,
-    )
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the plan rule."""
+    return ["--hotspots", *smk.input.hotspots, "--l2", *smk.input.l2, "--out-dir", smk.params.out_dir,
+            f"--run={smk.wildcards.run}", "--charts", "--kept", *smk.input.kept]
 
 
 if "snakemake" in globals():
-    snakemake_main(globals()["snakemake"])  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -19,13 +19,7 @@ from kerneltrace.pipeline.runs import build_runs  # noqa: E402
 REPO = workflow.basedir
 SCHEMA = os.path.join(REPO, "workflow", "schemas", "config.schema.yaml")
 EXAMPLE_DIR = os.path.join(REPO, "examples", "synthetic_gemm")
-SCRIPTS = os.path.join(REPO, "scripts")
 
-# Shell rules run the scripts with the interpreter running Snakemake, passed as $KERNELTRACE_PYTHON:
-# as a param (or formatted into the rule's shell text) its path would be a rerun trigger, so the
-# same results run through another python path (venv symlink, CI runner) would be redone. Set here,
-# not by the user (every job, local or cluster, parses this file first).
-os.environ.update(KERNELTRACE_PYTHON=sys.executable)
 
 
 def _known_keys():
@@ -185,11 +179,9 @@ def has_wave_files(row):
 
 
 def hotspot_args(wildcards):
-    """Optional analyzer arguments, shell-quoted. The CSV metadata is not passed: the analyzer
-    finds it in the capture bundle with the same lookup as on the command line (model.metadata).
+    """Optional analyzer arguments. The CSV metadata is not passed: the analyzer finds it in the
+    capture bundle with the same lookup as on the command line (model.metadata).
     """
-    import shlex
-
     row = dispatch_row(wildcards.run, wildcards.dispatch)
     args = []
     if has_wave_files(row):
@@ -204,7 +196,7 @@ def hotspot_args(wildcards):
             "--capture-report",
             f"results/{wildcards.run}/att/{row['kernel_id']}/decode.json",
         ]
-    return shlex.join(args)
+    return args
 
 
 def plan_hotspots(wildcards):
