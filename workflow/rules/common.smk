@@ -1,4 +1,5 @@
-# Config validation, the runs of this invocation, and helpers shared by every rule file.
+# Config validation, the runs of this invocation, run/config helpers and cached manifest reads.
+import functools
 import os
 import re
 import sys
@@ -10,9 +11,9 @@ sys.path.insert(0, os.path.abspath(os.path.join(workflow.basedir)))
 
 from kerneltrace.errors import InputError  # noqa: E402
 from kerneltrace.readers.wavefile.reader import wave_files  # noqa: E402
-from kerneltrace.pipeline import configcheck, rerun  # noqa: E402
 from kerneltrace.rocprof import jobfile  # noqa: E402
 from kerneltrace.rocprof.discover import read_tsv  # noqa: E402
+from kerneltrace.pipeline import configcheck, rerun  # noqa: E402
 from kerneltrace.pipeline.manifest import read_manifest  # noqa: E402
 from kerneltrace.pipeline.runs import build_runs  # noqa: E402
 
@@ -20,20 +21,30 @@ REPO = workflow.basedir
 SCHEMA = os.path.join(REPO, "workflow", "schemas", "config.schema.yaml")
 EXAMPLE_DIR = os.path.join(REPO, "examples", "synthetic_gemm")
 
+
 # hotspots jobs run in threads of this process: the wave reader must not fork a second reader here
 os.environ.update(KERNELTRACE_WAVE_WORKERS="1")
 
 
-_SCHEMA = configcheck.load_schema(SCHEMA)
-_unknown = configcheck.unknown_keys(config, _SCHEMA)
-if _unknown:
-    raise WorkflowError(
-        f"unknown config key(s): {', '.join(_unknown)}. Valid keys: "
-        f"{', '.join(sorted(_SCHEMA['properties']))} (see config/README.md)"
-    )
-_invalid = configcheck.validate_config(config, _SCHEMA)
-if _invalid:
-    raise WorkflowError(f"Error validating config: {_invalid} (see config/README.md)")
+def _validate(config):
+    """The schema checks every key and value (defaults filled in; the schema is read once: this
+    runs at every start, a no-op re-run included); an unknown key gets the list of valid ones.
+    """
+    schema = configcheck.load_schema(SCHEMA)
+    unknown = configcheck.unknown_keys(config, schema)
+    if unknown:
+        raise WorkflowError(
+            f"unknown config key(s): {', '.join(unknown)}. Valid keys: "
+            f"{', '.join(sorted(schema['properties']))} (see config/README.md)"
+        )
+    invalid = configcheck.validate_config(config, schema)
+    if invalid:
+        raise WorkflowError(
+            f"Error validating config: {invalid} (see config/README.md)"
+        )
+
+
+_validate(config)
 
 try:
     RUNS, _note = build_runs(config, Path(EXAMPLE_DIR), Path.cwd(), (Path(REPO),))
@@ -42,10 +53,6 @@ except InputError as err:
 print(f"kernel-trace-analysis: {_note}", file=sys.stderr)
 
 JOB_SUFFIX = jobfile.job_suffix(config["job_format"])
-
-# Hooks for the optional stage files pmc.smk and regression.smk (append functions; docs/pipeline.md).
-PLAN_L2_INPUTS = []  # f(run) -> list of L2 JSON paths for the plan
-ALL_EXTRA_TARGETS = []  # f() -> list of extra targets of the default target
 
 RUN_PATTERN = "|".join(re.escape(name) for name in RUNS)
 
@@ -79,83 +86,42 @@ def kernel_name(run, kernel):
     raise WorkflowError(f"{kernel} not in {table}")
 
 
-# path -> ((size, mtime), {id: row}): read once per version, not once per job
-_MANIFESTS = {}
+@functools.lru_cache(maxsize=64)
+def _manifest(path, stamp):
+    return {row["id"]: row for row in read_manifest(path)}
 
 
-def _manifest(path):
-    stat = os.stat(path)
-    key = (stat.st_size, stat.st_mtime_ns)
-    cached = _MANIFESTS.get(path)
-    if cached is None or cached[0] != key:
-        rows = read_manifest(path)
-        cached = _MANIFESTS[path] = (key, {row["id"]: row for row in rows})
-    return cached[1]
+def manifest_by_id(path):
+    """dispatches.tsv rows by id, read once per file version (param functions ask per job)."""
+    info = os.stat(path)
+    return _manifest(str(path), (info.st_mtime_ns, info.st_size))
 
 
 def dispatch_rows(run):
     """Rows of results/{run}/dispatches.tsv; waits for the dispatches checkpoint."""
     manifest = checkpoints.dispatches.get(run=run).output.manifest
-    return list(_manifest(manifest).values())
+    return list(manifest_by_id(manifest).values())
 
 
 def dispatch_row(run, dispatch):
-    row = _manifest(f"results/{run}/dispatches.tsv").get(dispatch)
-    if row is None:
+    rows = manifest_by_id(f"results/{run}/dispatches.tsv")
+    if dispatch not in rows:
         raise WorkflowError(f"dispatch {dispatch} not in results/{run}/dispatches.tsv")
-    return row
-
-
-def tree_param(wildcards):
-    """dir runs: signature of the searched tree (dispatch dirs, code.json, CSVs), a rerun trigger
-    of the dispatches checkpoint; cmd runs: "" (their decode manifests are its inputs).
-    """
-    spec = run_spec(wildcards.run)
-    return rerun.tree_signature(spec.dir) if spec.mode == "dir" else ""
-
-
-def capture_tree_param(wildcards):
-    """Signature of a kernel's raw capture folder (evaluated after att_capture, a checkpoint)."""
-    return rerun.tree_signature(f"results/{wildcards.run}/captures/{wildcards.kernel}")
-
-
-def dispatch_inputs(wildcards):
-    """Declared inputs of a hotspots job: code.json, snapshots.json and the CSVs found for it."""
-    row = dispatch_row(wildcards.run, wildcards.dispatch)
-    directory = row["dispatch_dir"]
-    files = [os.path.join(directory, "code.json")]
-    if os.path.exists(os.path.join(directory, "snapshots.json")):
-        files.append(os.path.join(directory, "snapshots.json"))
-
-    return files + [
-        row[key] for key in ("kernel_trace_csv", "agent_info_csv") if row[key]
-    ]
-
-
-def dispatch_signature(wildcards):
-    """(size, mtime, name) of EVERY file of the dispatch dir (wave files, source copies, ...) and
-    of its CSVs: any change, even to an older copy, re-runs this dispatch's job (params trigger).
-    Not a function of `input`: Snakemake ignores params derived from inputs when comparing.
-    """
-    row = dispatch_row(wildcards.run, wildcards.dispatch)
-    csvs = [row[key] for key in ("kernel_trace_csv", "agent_info_csv") if row[key]]
-    return rerun.files_signature(rerun.dispatch_files(row["dispatch_dir"]) + csvs)
+    return rows[dispatch]
 
 
 def kept_documents(wildcards):
     """reports/{run}/hotspots/*.json and reports/{run}/l2/*.json (copies of the stage documents)."""
     run = wildcards.run
     kept = [f"reports/{run}/hotspots/{row['id']}.json" for row in dispatch_rows(run)]
-    for provider in PLAN_L2_INPUTS:
-        kept += [
-            os.path.join("reports", run, "l2", os.path.basename(path))
-            for path in provider(run)
-        ]
+    kept += [
+        os.path.join("reports", run, "l2", os.path.basename(path))
+        for path in pmc_l2_files(run)  # pmc.smk
+    ]
     return kept
 
 
 def copy_atomically(source, target):
-    """keep_l2: a run: job, i.e. a thread of this process (force-use-threads), not a new process."""
     from kerneltrace.atomic import write_bytes
 
     write_bytes(Path(target), Path(source).read_bytes())
@@ -165,8 +131,9 @@ def all_targets(wildcards):
     targets = []
     for run in RUNS:
         targets += [f"reports/{run}/plan.md", f"reports/{run}/plan.html"]
-    for extra in ALL_EXTRA_TARGETS:
-        targets += list(extra())
+    targets.append("reports/index.html")  # regression.smk: batch_index
+    if config.get("baseline"):
+        targets += expand("results/{run}/regression.passed", run=list(RUNS))
     return targets
 
 
@@ -233,46 +200,6 @@ def has_wave_files(row):
     return bool(wave_files(Path(row["dispatch_dir"])))
 
 
-def dispatch_waves(wildcards):
-    return has_wave_files(dispatch_row(wildcards.run, wildcards.dispatch))
-
-
-def capture_report(wildcards):
-    """cmd runs: the kernel's decode report (says whether the capture was truncated), else ""."""
-    row = dispatch_row(wildcards.run, wildcards.dispatch)
-    if row.get("source") == "capture" and row.get("kernel_id"):
-        return f"results/{wildcards.run}/att/{row['kernel_id']}/decode.json"
-    return ""
-
-
-def capture_state(wildcards):
-    """What the analysis uses of the decode report (truncated, finding codes): a params trigger.
-    Not the report's mtime: decode re-runs when a dir is added, the other dirs' results stand.
-    """
-    path = capture_report(wildcards)
-    return rerun.capture_state(path) if path else ""
-
-
-def run_hotspots_job(params, output, log):
-    """Body of the hotspots rule: the analysis in this process; bad input -> one-line error."""
-    from kerneltrace.pipeline.hotspots_job import hotspots_job
-
-    try:
-        hotspots_job(
-            params.dispatch_dir,
-            json_path=output.json,
-            text_path=output.text,
-            kept_path=output.kept,
-            log_path=log[0],
-            topk=params.topk,
-            waves=params.waves,
-            arch=params.arch,
-            capture_report=params.capture_report,
-        )
-    except InputError as err:
-        raise WorkflowError(f"error: {err} (log: {log[0]})") from None
-
-
 def plan_hotspots(wildcards):
     return expand(
         "results/{run}/hotspots/{dispatch}.json",
@@ -282,101 +209,8 @@ def plan_hotspots(wildcards):
 
 
 def plan_l2(wildcards):
-    files = []
-    for provider in PLAN_L2_INPUTS:
-        files += list(provider(wildcards.run))
-    return files
+    return pmc_l2_files(wildcards.run)  # pmc.smk
 
 
 def plan_dir(wildcards, output):
     return os.path.dirname(output.md)
-
-
-# --- PMC stage helpers (rules in pmc.smk; they only run when that file is included) ---
-
-PMC = config.get("pmc") or {}
-
-
-def pmc_enabled():
-    return bool(PMC.get("enabled"))
-
-
-def pmc_arch(wildcards):
-    """pmc: {arch} when set, else the run's arch key, else "" (found from the captures)."""
-    return PMC.get("arch") or run_spec(wildcards.run).arch or ""
-
-
-def pmc_job_ids(run, kernel):
-    """Planned job ids (pmc_job1, ...); waits for the pmc_plan checkpoint."""
-    jobs_dir = checkpoints.pmc_plan.get(run=run, kernel=kernel).output.jobs
-    return sorted(
-        glob_wildcards(os.path.join(jobs_dir, f"{{job}}{JOB_SUFFIX}")).job,
-        key=lambda name: int(name[len("pmc_job") :]),
-    )
-
-
-def pmc_dir_kernels(run):
-    """dir runs: {kernel key: manifest rows with counter files}; key = kernel_id, else k000.. by name."""
-    groups = {}
-    names = []
-    for row in dispatch_rows(run):
-        if not row.get("pmc_files"):
-            continue
-        if row["kernel"] not in names:
-            names.append(row["kernel"])
-        key = row["kernel_id"] or "k{:03d}".format(names.index(row["kernel"]))
-        groups.setdefault(key, []).append(row)
-    return groups
-
-
-def pmc_dir_rows(run, kernel):
-    return pmc_dir_kernels(run).get(kernel, [])
-
-
-def l2_inputs(wildcards):
-    if run_spec(wildcards.run).mode == "cmd":
-        return expand(
-            "results/{run}/pmc/{kernel}/captures/{job}.json",
-            run=wildcards.run,
-            kernel=wildcards.kernel,
-            job=pmc_job_ids(wildcards.run, wildcards.kernel),
-        )
-    # dir runs: the counter files themselves (not the whole dispatch list), so only this kernel's
-    # L2 document is redone when one of them changes
-    return l2_counter_paths(wildcards, None)
-
-
-def l2_counter_paths(wildcards, input):
-    """Counter files: the promoted capture dirs (cmd) or the files beside the dispatch dirs (dir)."""
-    if run_spec(wildcards.run).mode == "cmd":
-        return [
-            f"results/{wildcards.run}/pmc/{wildcards.kernel}/raw/{job}"
-            for job in pmc_job_ids(wildcards.run, wildcards.kernel)
-        ]
-    paths = []
-    for row in pmc_dir_rows(wildcards.run, wildcards.kernel):
-        paths += [p for p in row["pmc_files"].split(";") if p and p not in paths]
-    return paths
-
-
-def l2_kernel_name(wildcards):
-    if run_spec(wildcards.run).mode == "cmd":
-        return kernel_name(wildcards.run, wildcards.kernel)
-    rows = pmc_dir_rows(wildcards.run, wildcards.kernel)
-    return rows[0]["kernel"] if rows else ""
-
-
-def pmc_l2_files(run):
-    """Plan hook: the L2 documents of this run (none when the PMC stage is off)."""
-    if not pmc_enabled():
-        return []
-    if run_spec(run).mode == "cmd":
-        kernels = selected_kernels(run)
-        # Resolve the pmc_plan checkpoints in the plan's own input function: Snakemake re-evaluates
-        # only direct dependents of a checkpoint, so on a re-run l2_analysis would keep unresolved
-        # (<TBD>) inputs and a missing pmc_capture would never be scheduled.
-        for kernel in kernels:
-            pmc_job_ids(run, kernel)
-    else:
-        kernels = sorted(pmc_dir_kernels(run))
-    return [f"results/{run}/l2/{kernel}.json" for kernel in kernels]
