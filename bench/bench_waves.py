@@ -7,7 +7,7 @@ page cache and the numpy import are not charged to the first contender:
     paths side by side - pysimdjson first (the default when importable) and the numpy path alone
     (simd=False) - and json.loads MB/s on the same files (read_bytes + json.loads), interleaved
     per 2 MB chunk, best of --repeat, in CPU seconds of this process (robust to others' load);
-  * analyze_waves() CPU time on the same dir;
+  * analyze_waves() CPU time on the same dir (one process: workers=1);
   * peak RSS of analyze_waves in a fresh subprocess per capture (VmHWM), and of a bare
     subprocess that only imports numpy + kerneltrace (the floor);
   * a synthetic capture (kerneltrace.synth.demo_large) at scale 1 and scale 10: time and RSS;
@@ -16,6 +16,7 @@ page cache and the numpy import are not charged to the first contender:
     of the same wave files in this process, interleaved, best of --repeat each, on a large
     synthetic 32-wave gfx942 GEMM (--gemm-mb MB of wave files) and the largest shared captures.
 Usage: python bench/bench_waves.py [--repeat 3] [--scales 1 10] [--e2e] [--e2e-only]
+       [--gemm-mb 35] [--baseline-root OTHER_CHECKOUT]
 """
 
 from __future__ import annotations
@@ -115,7 +116,9 @@ def measure_dir(directory: Path, repeat: int) -> dict:
                 best[key] = min(best[key], best_of(1, lambda g=group, r=run: r(g)))
         for key in totals:
             totals[key] += best[key]
-    analyze_s = best_of(repeat, lambda: analyze_waves(directory, table))
+    # one process: process_time would not see a forked reader's CPU (the end-to-end table
+    # measures the two-process mode)
+    analyze_s = best_of(repeat, lambda: analyze_waves(directory, table, workers=1))
     return {"files": len(paths), "mb": size / 1e6, **totals, "analyze_s": analyze_s}
 
 
@@ -126,11 +129,12 @@ def speeds(m: dict) -> str:
             f"{m['json_s'] / m['numpy_s']:.1f}x | {m['numpy_s'] / m['reader_s']:.1f}x")
 
 
-def end_to_end(directory: Path, repeat: int) -> dict:
+def end_to_end(directory: Path, repeat: int, baseline: Path | None = None) -> dict:
     """Wall and CPU time of the --waves CLI on `directory` vs json.loads of its wave files.
 
-    Interleaved (CLI, json.loads, CLI, ...) so that both see the same machine load; best of
-    `repeat` each. The CLI's CPU time is the child's user + system time (all its processes).
+    Interleaved (CLI, [baseline CLI,] json.loads, CLI, ...) so that all see the same machine
+    load; best of `repeat` each. The CLI's CPU time is the child's user + system time (all its
+    processes). `baseline`: another checkout whose CLI is timed the same way (before/after).
     """
     from kerneltrace.readers.wavefile.reader import wave_files
 
@@ -142,29 +146,37 @@ def end_to_end(directory: Path, repeat: int) -> dict:
         for path in paths:
             json.loads(path.read_bytes())
 
-    best = {"cli_s": float("inf"), "cli_cpu_s": float("inf"), "json_s": float("inf")}
+    best: dict[str, float] = {}
+
+    def keep(name: str, value: float) -> None:
+        best[name] = min(best.get(name, float("inf")), value)
+
     with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, str(script), str(directory), "--waves", "--json",
-                   str(Path(tmp) / "out.json")]
+        out = str(Path(tmp) / "out.json")
+        clis = {"cli": script}
+        if baseline is not None:
+            clis["base"] = baseline / "scripts" / "hotspot_analyzer.py"
         # bytecode caching as a user has it (this workplace may set PYTHONDONTWRITEBYTECODE)
         env = {key: value for key, value in os.environ.items()
                if key != "PYTHONDONTWRITEBYTECODE"}
         for attempt in range(repeat + 1):  # the first round warms the page cache and .pyc files
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            start = time.perf_counter()
-            done = subprocess.run(command, capture_output=True, text=True, env=env)
-            wall = time.perf_counter() - start
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            if done.returncode != 0:
-                raise SystemExit(f"CLI failed on {directory}: {done.stderr.strip()[-400:]}")
+            for name, cli in clis.items():
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                start = time.perf_counter()
+                done = subprocess.run([sys.executable, str(cli), str(directory), "--waves",
+                                       "--json", out], capture_output=True, text=True, env=env)
+                wall = time.perf_counter() - start
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                if done.returncode != 0:
+                    raise SystemExit(f"{cli} failed on {directory}: {done.stderr.strip()[-400:]}")
+                if attempt:
+                    keep(f"{name}_s", wall)
+                    keep(f"{name}_cpu_s", (after.ru_utime - before.ru_utime)
+                         + (after.ru_stime - before.ru_stime))
             start = time.perf_counter()
             plain_json()
-            json_wall = time.perf_counter() - start
             if attempt:
-                cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-                best["cli_s"] = min(best["cli_s"], wall)
-                best["cli_cpu_s"] = min(best["cli_cpu_s"], cpu)
-                best["json_s"] = min(best["json_s"], json_wall)
+                keep("json_s", time.perf_counter() - start)
     return {"files": len(paths), "mb": size / 1e6, **best}
 
 
@@ -178,21 +190,27 @@ def large_gemm(parent: Path, megabytes: float) -> Path:
                                                            shader_engines=4, waves_per_slot=1))
 
 
-def e2e_section(targets: dict[str, Path], repeat: int, gemm_mb: float) -> None:
+def e2e_section(targets: dict[str, Path], repeat: int, gemm_mb: float,
+                baseline: Path | None = None) -> None:
     """Print the end-to-end table (see the module docstring)."""
     print("\nend to end: scripts/hotspot_analyzer.py DIR --waves --json OUT (wall, fresh "
           "interpreter) vs json.loads of the same wave files (wall, in this process)")
+    extra = " baseline CLI s | baseline CPU s | baseline / json.loads |" if baseline else ""
     print("| capture | files | MB | CLI s | CLI CPU s | CLI MB/s | json.loads s | json.loads MB/s "
-          "| CLI / json.loads |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          f"| CLI / json.loads |{extra}")
+    print("|---|---|---|---|---|---|---|---|---|" + ("---|---|---|" if baseline else ""))
     with tempfile.TemporaryDirectory() as tmp:
         everything = {f"synthetic 32-wave gfx942 GEMM (~{gemm_mb:.0f} MB)":
                       large_gemm(Path(tmp), gemm_mb), **targets}
         for name, directory in everything.items():
-            m = end_to_end(directory, repeat)
-            print(f"| {name} | {m['files']} | {m['mb']:.1f} | {m['cli_s']:.3f} | "
-                  f"{m['cli_cpu_s']:.3f} | {m['mb'] / m['cli_s']:.0f} | {m['json_s']:.3f} | "
-                  f"{m['mb'] / m['json_s']:.0f} | {m['cli_s'] / m['json_s']:.2f}x |", flush=True)
+            m = end_to_end(directory, repeat, baseline)
+            row = (f"| {name} | {m['files']} | {m['mb']:.1f} | {m['cli_s']:.3f} | "
+                   f"{m['cli_cpu_s']:.3f} | {m['mb'] / m['cli_s']:.0f} | {m['json_s']:.3f} | "
+                   f"{m['mb'] / m['json_s']:.0f} | {m['cli_s'] / m['json_s']:.2f}x |")
+            if baseline:
+                row += (f" {m['base_s']:.3f} | {m['base_cpu_s']:.3f} | "
+                        f"{m['base_s'] / m['json_s']:.2f}x |")
+            print(row, flush=True)
 
 
 def child_rss(directory: Path | None) -> float:
@@ -203,7 +221,8 @@ def child_rss(directory: Path | None) -> float:
             "from kerneltrace.readers.codejson import read_code_json\n")
     if directory is not None:
         code += f"d = {str(directory)!r}\nimport pathlib; d = pathlib.Path(d)\n"
-        code += "analyze_waves(d, read_code_json(d / 'code.json'))\n"
+        # one process: VmHWM is per process (with two, each holds one batch and one group)
+        code += "analyze_waves(d, read_code_json(d / 'code.json'), workers=1)\n"
     # VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork+exec, so a child of a big
     # parent (this one, after generating the synthetic capture) would report the parent's RSS.
     code += ("print(next(int(l.split()[1]) for l in open('/proc/self/status') "
@@ -224,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--e2e-only", action="store_true", help="only the end-to-end CLI table")
     parser.add_argument("--gemm-mb", type=float, default=35.0,
                         help="wave-file MB of the synthetic GEMM of the end-to-end table")
+    parser.add_argument("--baseline-root", type=Path,
+                        help="another checkout whose CLI the end-to-end table also times")
     args = parser.parse_args(argv)
 
     targets = {name: path for name, path in NAMED.items() if path.is_dir()}
@@ -231,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     if largest is not None:
         targets[f"largest other: {largest.name}"] = largest
     if args.e2e or args.e2e_only:
-        e2e_section(targets, args.repeat, args.gemm_mb)
+        e2e_section(targets, args.repeat, args.gemm_mb, args.baseline_root)
         if args.e2e_only:
             return 0
     from kerneltrace.readers.wavefile.simd import simd_reader

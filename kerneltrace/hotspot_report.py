@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from kerneltrace.model.metadata import find_metadata
 from kerneltrace.model.naming import parse_dispatch_name
 from kerneltrace.readers.codejson import PC_SAMPLING_REASONS, CodeRow, CodeTable, read_code_json
 from kerneltrace.readers.csvs import AgentInfo, KernelTraceRow
+from kerneltrace.readers.regular import NotRegularFile
 from kerneltrace.readers.snapshots import SourceIndex, read_snapshots
 from kerneltrace.readers.snippets import snippets_from
 
@@ -173,6 +175,7 @@ def run_analysis(
     agent_info_csv: Path | None = None,
     kernel: str | None = None,
     waves: bool = False,
+    capture_report: Path | None = None,
 ) -> DispatchAnalysis:
     """Read and analyse one dispatch dir; raises InputError for bad input (never modifies it)."""
     given = str(dispatch_dir)
@@ -184,14 +187,14 @@ def run_analysis(
     if not directory.is_dir():
         raise InputError("not a directory", given, "pass the ui_output_agent_*_dispatch_* directory, not a file")
     code_path = directory / "code.json"
-    if not code_path.is_file():
+    if not os.path.lexists(code_path):
         raise InputError(
             "no code.json in this directory (not a decoded ATT dispatch dir)",
             given,
             "pass a ui_output_agent_*_dispatch_* directory written by rocprofv3 --att with the decoder installed",
         )
     for label, csv_path in (("--kernel-trace", kernel_trace_csv), ("--agent-info", agent_info_csv)):
-        if csv_path is not None and not Path(csv_path).is_file():
+        if csv_path is not None and not os.path.lexists(csv_path):
             raise InputError(f"{label} file not found", str(csv_path), "check the path")
 
     table = read_code_json(code_path)
@@ -200,7 +203,11 @@ def run_analysis(
     group = select_kernel(table, kernel, warnings)
     rows = group.rows
     check_not_empty(table, rows)
-    sources = read_snapshots(directory)
+    try:
+        sources = read_snapshots(directory)
+    except NotRegularFile as err:  # optional: a FIFO or device in its place is skipped, never read
+        warnings.append(f"snapshots.json skipped: {err.what} (no source snippets)")
+        sources = SourceIndex({})
 
     pc_sampling = table.format == "pcsampling"
     legacy = table.format == "legacy"
@@ -288,7 +295,9 @@ def run_analysis(
             "hint": SOURCE_MAPPING_HINT if analysis.mapped_fraction == 0 else None,
         },
         "warnings": warnings,
+        "capture_warnings": _capture_warnings(directory, capture_report),
     }
+    warnings.extend(document["capture_warnings"])
     if waves:
         document["waves"] = _waves(directory, table)
         document["schema"] = SCHEMA_WITH_WAVES
@@ -299,6 +308,19 @@ def run_analysis(
     locations = [line["location"] for line in user_lines(document["source_lines"], SNIPPET_LINES)]
     document["snippets"] = snippets_from(sources, locations)
     return DispatchAnalysis(document, table, sources)
+
+
+def _capture_warnings(directory: Path, capture_report: Path | None) -> list[str]:
+    """Truncated/partial-capture warnings from the decode report (cmd runs) and the dir itself."""
+    from kerneltrace.analysis.capture_health import capture_warnings
+    from kerneltrace.analysis.waves.consistency import read_listed_wave_files
+    from kerneltrace.readers.regular import optional_json
+
+    report, problem = (None, "") if capture_report is None else optional_json(Path(capture_report), "capture report")
+    listed, listed_problem = read_listed_wave_files(directory)
+    present = [path.name for path in directory.glob("se*_sm*_sl*_wv*.json")]
+    found = capture_warnings(report if isinstance(report, dict) else None, listed, present, listed_problem)
+    return [f"{problem}: whether the capture was truncated is unknown"] + found if problem else found
 
 
 def _waves(directory: Path, table: CodeTable) -> dict:
@@ -315,7 +337,9 @@ def analyze_dispatch(
     agent_info_csv: Path | None = None,
     kernel: str | None = None,
     waves: bool = False,
+    capture_report: Path | None = None,
 ) -> dict:
     """The kerneltrace.hotspots/1 (/2 with waves) document of one dispatch dir."""
     return run_analysis(dispatch_dir, arch=arch, kernel_trace_csv=kernel_trace_csv,
-                        agent_info_csv=agent_info_csv, kernel=kernel, waves=waves).document
+                        agent_info_csv=agent_info_csv, kernel=kernel, waves=waves,
+                        capture_report=capture_report).document

@@ -13,6 +13,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import argparse  # noqa: E402
 
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--agent-info", metavar="CSV", type=Path, help="agent_info.csv (default: found in the capture bundle)")
     parser.add_argument("--json", metavar="PATH", help="write the kerneltrace.hotspots JSON to PATH ('-' = stdout, no text report)")
     parser.add_argument("--text", metavar="PATH", help="write the text report to PATH instead of stdout")
+    parser.add_argument("--capture-report", metavar="JSON", type=Path,
+                        help="the decode stage's report (results/RUN/att/KERNEL/decode.json): a truncated "
+                             "capture is stated in capture_warnings")
     parser.add_argument("--waves", action="store_true", help="add the wave-level analysis (schema kerneltrace.hotspots/2)")
     return parser
 
@@ -45,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     from kerneltrace.hotspot_report import run_analysis
 
     outputs = (args.json, args.text)
-    refuse_input_overwrite(outputs, (args.dispatch_dir, args.kernel_trace, args.agent_info))
+    refuse_input_overwrite(outputs, (args.dispatch_dir, args.kernel_trace, args.agent_info, args.capture_report))
 
     result = run_analysis(
         args.dispatch_dir,
@@ -54,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         agent_info_csv=args.agent_info,
         kernel=args.kernel,
         waves=args.waves,
+        capture_report=args.capture_report,
     )
     document = result.document
     refuse_input_overwrite(outputs, [document.get("metadata", {}).get("agent_info_csv")])
@@ -77,5 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the hotspots rule (params.extra: --waves, --arch from the manifest/config)."""
+    return [smk.params.dispatch_dir, "--topk", smk.params.topk, *smk.params.extra,
+            "--json", smk.output.json, "--text", smk.output.text]
+
+
+if "snakemake" in globals():
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
+elif __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -11,6 +11,7 @@ import os  # noqa: E402
 
 from kerneltrace.errors import run_cli  # noqa: E402
 from kerneltrace.pipeline import capture_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 from kerneltrace.rocprof import capture, commands, jobfile  # noqa: E402
 
 
@@ -44,10 +45,6 @@ def pmc_capture(*, job_path: Path, cmd: str, rocprofv3: str, env_extra: dict[str
             "counters": sorted(requested), "files": [str(capture_dir / p.relative_to(tmp)) for p in files]}
 
 
-def main_from_snakemake(snakemake) -> None:  # noqa: ANN001 - the Snakemake object
-    capture_cli.run_from_snakemake(snakemake, pmc_capture)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     capture_cli.add_common_arguments(parser, job_help="job file from pmc_plan.py (one single-pass job)",
@@ -58,7 +55,12 @@ def main(argv: list[str] | None = None) -> int:
         lambda record: f"captured {len(record['files'])} counter file(s) into {record['capture_dir']}")
 
 
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the pmc_capture rule."""
+    return capture_cli.snakemake_common_argv(smk)
+
+
 if "snakemake" in globals():
-    main_from_snakemake(snakemake)  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

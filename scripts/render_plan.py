@@ -5,22 +5,10 @@ Command line:
     render_plan.py --hotspots H1.json [H2.json ...] [--l2 L1.json ...] --out-dir reports/RUN
                    [--run RUN] [--charts]
 
-As a Snakemake `script:` (workflow/rules/report.smk, owner: pipeline), the rule provides
-named `input.hotspots` (list), `input.l2` (list, may be empty), `output.md`, `output.html`,
-`output.summary`, `params.run`, and optionally `output.charts` (a directory): chart SVGs are then
-written there so the rule can register them, e.g.
-
-    output:
-        md=report("reports/{run}/plan.md", caption="../report/plan.rst", category="Plan"),
-        html=report("reports/{run}/plan.html", caption="../report/plan.rst", category="Plan"),
-        summary="reports/{run}/summary.json",
-        charts=report(directory("reports/{run}/charts"), patterns=["{name}.svg"],
-                      caption="../report/charts.rst", category="Charts"),
-
-Captions live in workflow/report/*.rst (workflow.rst for `report: "report/workflow.rst"`).
+As a Snakemake `script:` (workflow/rules/report.smk), `snakemake_argv` builds the same command
+line from the rule's input/output/params and `run_rule` runs `main` with it.
 """
 
-from __future__ import annotations
 
 import argparse
 import sys
@@ -30,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 
 def render(
@@ -47,21 +36,25 @@ def render(
     from kerneltrace.render.plan import chart_files, plan_charts, render_html, render_markdown
 
     hotspot_docs, l2_docs = load_plan_documents(hotspots, l2)
+    atomic.refuse_input_overwrite([md, html, summary_path, charts_dir], hotspots + l2)
     summary = build_summary(hotspot_docs, l2_docs, run=run)
     snippets = plan_snippets(hotspot_docs)
-    atomic.write_json(summary_path, summary)
-    atomic.write_text(md, render_markdown(summary, hotspot_docs))
+    # Everything is rendered before anything is written, and written all-or-nothing: a failing
+    # renderer leaves the previous plan.md/html/summary.json/charts whole.
+    outputs: dict[Path, str] = {summary_path: atomic.json_text(summary),
+                                md: render_markdown(summary, hotspot_docs)}
     charts = plan_charts(summary, hotspot_docs)  # drawn once: inline in plan.html and as files
-    atomic.write_text(html, render_html(summary, hotspot_docs, l2_docs, snippets, charts))
+    outputs[html] = render_html(summary, hotspot_docs, l2_docs, snippets, charts)
     if charts_dir is not None:
         charts_dir.mkdir(parents=True, exist_ok=True)
         for name, svg in chart_files(summary, hotspot_docs, charts).items():
-            atomic.write_text(charts_dir / name, svg)
+            outputs[charts_dir / name] = svg
+    atomic.write_many(outputs)
     return summary
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0] or None)
     parser.add_argument(
         "--hotspots", nargs="+", type=Path, required=True, help="hotspot JSON files"
     )
@@ -74,8 +67,6 @@ def main(argv: list[str] | None = None) -> int:
                              "JSON files there (dispatches no longer in the run) are removed")
     args = parser.parse_args(argv)
     out = args.out_dir
-    outputs = [out / "plan.md", out / "plan.html", out / "summary.json"]
-    atomic.refuse_input_overwrite(outputs + ([out / "charts"] if args.charts else []), args.hotspots + args.l2)
     summary = render(
         args.hotspots,
         args.l2,
@@ -97,20 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def snakemake_main(smk) -> None:  # pragma: no cover - exercised by the pipeline
-    charts = getattr(smk.output, "charts", None)
-    render(
-        [Path(p) for p in smk.input.hotspots],
-        [Path(p) for p in getattr(smk.input, "l2", [])],
-        Path(smk.output.md),
-        Path(smk.output.html),
-        Path(smk.output.summary),
-        getattr(smk.params, "run", None),
-        Path(charts) if charts else None,
-    )
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the plan rule."""
+    return ["--hotspots", *smk.input.hotspots, "--l2", *smk.input.l2, "--out-dir", smk.params.out_dir,
+            f"--run={smk.wildcards.run}", "--charts", "--kept", *smk.input.kept]
 
 
 if "snakemake" in globals():
-    snakemake_main(globals()["snakemake"])  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

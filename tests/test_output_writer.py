@@ -262,7 +262,7 @@ def _link_to(tmp_path: Path, target: Path) -> Path:
 
 
 def _touch(path: Path) -> Path:
-    path.write_text('{"schema": "kerneltrace.summary/1"}\n')
+    path.write_text('{"schema": "kerneltrace.hotspots/1"}\n')
     return path
 
 

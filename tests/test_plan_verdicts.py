@@ -236,3 +236,13 @@ def test_no_stall_capture_ranks_by_latency():
     assert ranked(entry) and ranked(entry)[0]["rule"] == "REGION-hotspot"
     text = render_markdown(summary, [doc])
     assert "No stall recorded" in text and "Nothing to rank" not in text
+
+
+def test_bandwidth_bound_with_pmc(tmp_path):
+    doc = analyze_dispatch(write_dispatch_dir(tmp_path, demo_vec_add()), waves=True)
+    l2 = {"schema": "kerneltrace.l2/1", "kernel": doc["kernel"],
+          "aggregate": {"fraction_of_peak": 0.72, "l2_hit_rate": 0.1}}
+    entry = build_summary([doc], [l2])["kernels"][0]["dispatches"][0]
+    verdict = entry["bottleneck"]
+    assert verdict["kind"] == "memory-bandwidth" and "72%" in verdict["sentence"]
+    assert_consistent(entry)

@@ -61,3 +61,9 @@ def test_streaming_kernels_get_the_streaming_verdict(captures, kernel_dir):
     assert ranked[0]["rule"] == "STREAM-memory-bound"
     assert not [f for f in entry["findings"] if f["rule"] == "P4-scale-load-late"]
     assert all(f["priority"] != "HIGH" for f in ranked if f["rule"] == "W1-entry-waits-on-loads")
+
+
+@pytest.mark.shared
+def test_pc_sampling_capture_is_not_called_latency_only(captures):
+    _, _, entry = _plan(captures / "rocprof-compute-viewer-pcsampling/tests/pcsampling")
+    assert entry["bottleneck"]["kind"] != "latency-only"

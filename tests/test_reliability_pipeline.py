@@ -81,3 +81,13 @@ def test_stale_kept_hotspot_copies_are_removed_when_the_dispatch_set_changes(tmp
     assert second.returncode == 0, second.stderr[-3000:]
     left = sorted(p.name for p in kept.glob("*.json"))
     assert len(left) == 1 and left[0] in names, (names, left)
+
+
+# ---- Also: no install noise from our own pyproject.toml ------------------------------------
+
+def test_pyproject_license_is_an_spdx_string_not_a_deprecated_table():
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert isinstance(project["project"]["license"], str)  # a table warns on every install
+    assert any(req.replace(" ", "").startswith("setuptools>=77") for req in project["build-system"]["requires"])

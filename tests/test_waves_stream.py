@@ -105,3 +105,62 @@ def test_worker_count_needs_two_cpus_and_enough_bytes(gemm, monkeypatch):
     assert stream.worker_count(paths) == 1
     monkeypatch.setattr(stream, "PARALLEL_BYTES", 1 << 40)
     assert stream.worker_count(paths, 2) == 1
+
+
+def test_automatic_choice_stays_in_one_process_beside_other_threads(gemm, monkeypatch):
+    import threading
+
+    paths = wave_files(gemm)
+    monkeypatch.delenv(stream.WORKERS_ENV, raising=False)
+    monkeypatch.setattr(stream, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(stream.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert stream.worker_count(paths) == 2
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert stream.worker_count(paths) == 1
+        assert stream.worker_count(paths, 2) == 2  # asked for explicitly
+    finally:
+        release.set()
+        other.join()
+
+
+def test_settling_keeps_only_the_current_simds_intervals(gemm, monkeypatch):
+    """Peers' intervals and windows of SIMDs already passed are reduced while streaming."""
+    import numpy as np
+
+    from kerneltrace.analysis.waves.accumulate import WaveTotals
+    from kerneltrace.analysis.waves.peers import PeerTotals
+
+    table = read_code_json(gemm / "code.json")
+    rows = max(row.index for row in table.rows) + 1
+    totals = WaveTotals.empty(rows)
+    totals.peers = PeerTotals.empty(table, rows)
+    monkeypatch.setattr(stream, "GROUP_WAVES", 1)
+    stream.stream(wave_files(gemm), totals, np.zeros(rows, np.int64))
+    kept = {int(key) for part in totals.peers.windows for key in np.unique(part[0])}
+    assert len(kept) == 1 and not totals.peers.broken  # the last SIMD only
+    assert totals.peers.resident > 0  # the others were reduced on the way
+
+
+def test_a_wave_of_a_settled_simd_streams_again_without_settling(gemm, monkeypatch):
+    one_group = waves_of(gemm, 1)
+    last = wave_files(gemm)[-1]  # se3_sm3_…: its JSON now says SIMD 0, a SIMD settled before
+    text = last.read_bytes()
+    assert b'"simd":3' in text
+    last.write_bytes(text.replace(b'"simd":3', b'"simd":0', 1))
+    expected = waves_of(gemm, 1)
+    assert expected != one_group
+    calls = []
+    original = stream.stream
+
+    def spy(paths, totals, mfma_by_line, settle=True):
+        result = original(paths, totals, mfma_by_line, settle)
+        calls.append((settle, result.peers.broken))
+        return result
+
+    monkeypatch.setattr(stream, "stream", spy)
+    monkeypatch.setattr(stream, "GROUP_WAVES", 1)
+    assert waves_of(gemm, 1) == expected
+    assert calls == [(True, True), (False, False)]

@@ -276,21 +276,22 @@ def overlap_groups(findings: list[Finding]) -> None:
             member.overlap_group = lead
 
 
-def group_gain(findings: list[Finding]) -> float:
-    """Upper bound of what the findings claim together: per overlap group of line findings its
-    largest member; an umbrella (loop/kernel scope) covers the same stall as the lines inside it,
-    so the total is the larger of the line groups' sum and the largest umbrella."""
+def group_gain(findings: list[Finding], unit: str = "stall_cycles") -> float:
+    """Upper bound of what the findings whose gain is in `unit` claim together: per overlap group
+    of line findings its largest member; an umbrella (loop/kernel scope) covers the same stall as
+    the lines inside it, so the total is the larger of the line groups' sum and the largest
+    umbrella. Calibrated kernel-time gains and stall-cycle hypotheses are never added together."""
     best: dict[str, float] = {}
     umbrella = 0.0
     for finding in findings:
-        if finding.estimated_gain is None or not finding.ranked:
+        gain = finding.estimated_gain
+        if gain is None or not finding.ranked or getattr(gain, "unit", "stall_cycles") != unit:
             continue
         if finding.scope != "line":
-            umbrella = max(umbrella, finding.estimated_gain.rank_value)
+            umbrella = max(umbrella, gain.high)
             continue
         key = finding.overlap_group or finding.id
-        # in stall cycles throughout: a calibrated gain counts with the hypothesis it replaced
-        best[key] = max(best.get(key, 0.0), finding.estimated_gain.rank_value)
+        best[key] = max(best.get(key, 0.0), gain.high)
     return max(sum(best.values()), umbrella)
 
 

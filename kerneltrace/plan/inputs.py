@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from kerneltrace.errors import InputError
+from kerneltrace.readers.regular import read_json
 
 
 def load_document(path: Path, schema_prefix: str) -> dict:
     """Read one stage JSON document and check its schema family."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as err:
-        raise InputError("file not found", str(path), "pass an existing JSON file") from err
-    except IsADirectoryError:
-        raise InputError("is a directory", str(path), "pass the JSON files in it") from None
-    except OSError as err:
-        raise InputError(f"cannot read ({err.strerror})", str(path), "check permissions") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise InputError(f"not valid JSON ({err})", str(path), "regenerate the document") from err
-    except RecursionError:
-        # json's C parser recurses per nesting level: a hostile file must not end in a traceback
-        raise InputError("nested too deeply to be a stage document", str(path),
-                         "regenerate the document") from None
+    doc = read_json(path, "stage document", fix="pass an existing JSON file written by this tool")
     schema = doc.get("schema", "") if isinstance(doc, dict) else ""
-    if not schema.startswith(schema_prefix):
+    if not isinstance(schema, str) or not schema.startswith(schema_prefix):
         raise InputError(
             f"schema is {schema!r}, expected {schema_prefix}*",
             str(path),

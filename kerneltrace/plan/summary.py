@@ -44,6 +44,7 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None) -> dict:
     entry = {
         "bottleneck": ctx.verdict.to_dict(),
         "gain_bound": round(group_gain(findings), 4),
+        "gain_bound_kernel_time": round(group_gain(findings, "kernel_time"), 4),
         "dispatch_dir": hotspot_doc.get("dispatch_dir"),
         "dispatch": hotspot_doc.get("dispatch"),
         "arch": hotspot_doc.get("arch"),
@@ -54,6 +55,7 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None) -> dict:
         "occupancy": hotspot_doc.get("occupancy"),
         "source_mapping": hotspot_doc.get("source_mapping"),
         "costs": hotspot_doc.get("costs"),
+        "capture_warnings": list(hotspot_doc.get("capture_warnings") or []),
         "findings": [finding.to_dict() for finding in findings],
     }
     metrics = l2_metrics(l2_doc, hotspot_doc.get("kernel"))
@@ -74,5 +76,9 @@ def build_summary(hotspot_docs: list[dict], l2_docs: list[dict], run: str | None
         "tool": {"name": "kernel-trace-analysis", "version": __version__},
         "run": run,
         "synthetic": any(is_synthetic(doc) for doc in hotspot_docs),
+        # every truncated or partial capture of the run, so nobody reads a plan without knowing
+        "capture_warnings": [{"kernel": kernel["name"], "dispatch_dir": entry["dispatch_dir"], "warning": warning}
+                             for kernel in kernels.values() for entry in kernel["dispatches"]
+                             for warning in entry["capture_warnings"]],
         "kernels": list(kernels.values()),
     }

@@ -157,7 +157,7 @@ def decide(doc: dict, l2: dict | None = None) -> Bottleneck:
     if non_hidden is not None:
         facts.append(f"non-hidden cost {_pct(non_hidden)} (no other wave issued meanwhile)")
 
-    if fmt == "legacy" or not totals.get("stall_cycles"):
+    if fmt == "legacy" or (not totals.get("stall_cycles") and fmt != "pcsampling"):
         top = max(costs.get("by_type") or [{}], key=lambda e: e.get("cost_cycles") or 0)
         why = ("No stall column in this capture (rocprofv2 legacy format)" if fmt == "legacy"
                or totals.get("stall_cycles") is None else "No stall recorded in this capture")
@@ -198,7 +198,9 @@ def decide(doc: dict, l2: dict | None = None) -> Bottleneck:
             does_not_help=["hiding load latency"],
         )
     streaming, loads_per_wave = streaming_shape(doc)
-    share_of_peak = (l2 or {}).get("share_of_peak") if l2 else None
+    peaks = [v for v in ((l2 or {}).get("fraction_of_peak"), (l2 or {}).get("total_fraction_of_peak"))
+             if isinstance(v, int | float)]
+    share_of_peak = max(peaks) if peaks else None
     if isinstance(share_of_peak, int | float) and share_of_peak >= BANDWIDTH_OF_PEAK and memory >= MEMORY_SHARE:
         return Bottleneck(
             "memory-bandwidth",

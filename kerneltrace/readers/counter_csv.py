@@ -9,6 +9,7 @@ from pathlib import Path
 from kerneltrace.counters.table import strip_sum
 from kerneltrace.errors import InputError, require_all
 from kerneltrace.readers.counter_run import CounterDispatch, CounterRun, parse_number
+from kerneltrace.readers.regular import CSV_LIMIT, read_regular
 
 REQUIRED_COLUMNS = ("Dispatch_Id", "Kernel_Name", "Counter_Name", "Counter_Value")
 
@@ -22,10 +23,7 @@ def _optional_int(text: str | None, where: str, what: str) -> int | None:
 def read_counter_csv(path: Path) -> CounterRun:
     """Read one counter_collection.csv; columns by header name; rows pivoted per dispatch."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as err:
-        raise InputError(f"cannot read counter file ({err.strerror})", str(path), "check the path") from err
+    text = read_regular(path, "counter file", CSV_LIMIT).decode("utf-8", errors="replace")
     if not text.strip():
         raise InputError("empty counter file", str(path), "re-run the PMC capture; the file has no header and no rows")
     reader = csv.DictReader(text.splitlines())

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kerneltrace.arch.dispatch_meta import DispatchMeta
 from kerneltrace.errors import InputError, require_all
+from kerneltrace.readers.regular import CSV_LIMIT, read_regular
 
 
 @dataclass(frozen=True)
@@ -120,12 +121,7 @@ class KernelStat:
 
 def _read_rows(path: Path, required: tuple[str, ...], what: str) -> list[dict[str, str]]:
     """Read a CSV into dicts keyed by header name; demand the required columns."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{what} not found", str(path), "check the path") from None
-    except OSError as err:
-        raise InputError(f"cannot read {what}: {err.strerror}", str(path), "check permissions") from None
+    raw = read_regular(path, what, CSV_LIMIT)
     text = raw.decode("utf-8", errors="replace")
     reader = csv.DictReader(text.splitlines())
     try:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from kerneltrace.errors import InputError
 from kerneltrace.readers.jsonfile import load_json_file
+from kerneltrace.readers.regular import JSON_METADATA_LIMIT
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def _entries(tree: object) -> list[WaveFileEntry]:
 def read_filenames(path: Path) -> FilenamesInfo:
     """Parse filenames.json (v3, PC-sampling and legacy layouts)."""
     path = Path(path)
-    document = load_json_file(path, "filenames.json")
+    document = load_json_file(path, "filenames.json", JSON_METADATA_LIMIT)
     if not isinstance(document, dict):
         raise InputError("filenames.json is not a JSON object", str(path), "re-run the decoder")
     gfxip = document.get("gfxip")

@@ -8,6 +8,7 @@ from pathlib import Path
 from kerneltrace.counters.table import block_of, strip_sum
 from kerneltrace.errors import InputError
 from kerneltrace.readers.counter_run import CounterDispatch, CounterRun, parse_number
+from kerneltrace.readers.regular import CSV_LIMIT, read_regular
 
 PMC_PERF = "pmc_perf.csv"
 
@@ -17,7 +18,7 @@ def is_workload_dir(path: Path) -> bool:
 
 
 def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_regular(path, PMC_PERF, CSV_LIMIT).decode("utf-8", errors="replace")
     if not text.strip():
         raise InputError("empty file", str(path), "re-run rocprof-compute profile")
     reader = csv.DictReader(text.splitlines())

@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 
 from kerneltrace.errors import InputError
 from kerneltrace.readers.jsonfile import load_json_file
+from kerneltrace.readers.regular import JSON_METADATA_LIMIT, SOURCE_LIMIT, read_regular
 
 SNAPSHOT_FIX = "delete the offending entry or re-run the decoder; snapshot copies must be plain files inside the dispatch dir"
 
@@ -49,7 +50,7 @@ class SourceIndex:
     def lines(self, local: Path) -> tuple[list[str], bool]:
         """Lines of a local copy (bytes decoded as UTF-8 with replacement) and whether bytes were replaced."""
         if local not in self._cache:
-            data = local.read_bytes()
+            data = read_regular(local, "source snapshot", SOURCE_LIMIT)
             try:
                 text, replaced = data.decode("utf-8"), False
             except UnicodeDecodeError:
@@ -107,7 +108,7 @@ def read_snapshots(dispatch_dir: Path) -> SourceIndex:
     if not path.exists():
         return SourceIndex({})
     where = str(path)
-    flat = flatten_snapshots(load_json_file(path, "snapshots.json"), where)
+    flat = flatten_snapshots(load_json_file(path, "snapshots.json", JSON_METADATA_LIMIT), where)
     root = dispatch_dir.resolve()
     files: dict[str, Path] = {}
     missing: list[str] = []

@@ -37,7 +37,7 @@ def snippets_from(sources: SourceIndex, locations: Iterable[str], context: int =
             continue
         try:
             text, _ = sources.lines(local)
-        except OSError:
+        except (OSError, InputError):
             continue
         if not 1 <= number <= len(text):
             continue

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kerneltrace.render.markdown import md_code, md_code_cell, md_text_cell
+
 TOP_LINES = 10
 TOP_INSTRUCTIONS = 10
 TOP_TYPES = 8
@@ -74,8 +76,9 @@ def _est_cell(c: Mapping[str, Any] | None) -> str:
 
 
 def _md_cell(text: Any) -> str:
-    # Markdown tables break on '|' and newlines; kernel names and asm may contain either.
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    # Escaped text: kernel names, paths, asm and labels are user data (never markup), and Markdown
+    # tables break on '|' and newlines.
+    return md_text_cell(text)
 
 
 def _sections(result: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -182,9 +185,9 @@ def _text_one(c: Mapping[str, Any]) -> list[str]:
 def render_markdown(result: Mapping[str, Any]) -> str:
     """Markdown report of a comparison (CI summaries, regression.md)."""
     out = [
-        f"# Comparison: **{result['verdict']}**",
+        f"# Comparison: **{_md_cell(result['verdict'])}**",
         "",
-        f"Thresholds: `{_threshold_text(result['thresholds'])}` — a check fires when the "
+        f"Thresholds: {md_code(_threshold_text(result['thresholds']))} — a check fires when the "
         "per-wave relative change reaches its threshold and the absolute change clears the "
         "floor.",
         "",
@@ -203,14 +206,14 @@ def render_markdown(result: Mapping[str, Any]) -> str:
             comp = entry.get("comparison")
             stall = comp["totals"]["stall_cycles"] if comp else None
             out.append(
-                f"| {_md_cell(entry['key'])} | {entry['status']} | "
-                f"{entry.get('verdict') or '-'} | {_est_cell(comp)} | "
+                f"| {_md_cell(entry['key'])} | {_md_cell(entry['status'])} | "
+                f"{_md_cell(entry.get('verdict') or '-')} | {_est_cell(comp)} | "
                 f"{_md_change(stall) if stall else '- | - | -'} |"
             )
         out.append("")
     for title, comparison in _sections(result):
         if title:
-            out += [f"## {_md_cell(title)}: {comparison['verdict']}", ""]
+            out += [f"## {_md_cell(title)}: {_md_cell(comparison['verdict'])}", ""]
         out.extend(_md_one(comparison))
     return "\n".join(out) + "\n"
 
@@ -218,9 +221,9 @@ def render_markdown(result: Mapping[str, Any]) -> str:
 def _md_one(c: Mapping[str, Any]) -> list[str]:
     before, after = c["before"], c["after"]
     out = [
-        f"Before: `{before.get('dispatch_dir')}` ({before.get('traced_waves')} traced waves); "
-        f"after: `{after.get('dispatch_dir')}` ({after.get('traced_waves')} traced waves); "
-        f"normalization: {c['normalization']['basis']}.",
+        f"Before: {md_code(before.get('dispatch_dir'))} ({_md_cell(before.get('traced_waves'))} traced waves); "
+        f"after: {md_code(after.get('dispatch_dir'))} ({_md_cell(after.get('traced_waves'))} traced waves); "
+        f"normalization: {_md_cell(c['normalization']['basis'])}.",
         "",
         *[f"{'' if line.startswith(' ') else '**'}{_md_cell(line.strip())}"
           f"{'' if line.startswith(' ') else '**'}  " for line in estimate_lines(c)],
@@ -229,7 +232,7 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
         "|---|---:|---:|---:|",
     ]
     for metric, row in c["totals"].items():
-        out.append(f"| {metric} | {_md_change(row)} |")
+        out.append(f"| {_md_cell(metric)} | {_md_change(row)} |")
     out += [
         "",
         "| stall type | before/wave | after/wave | delta/wave | change |",
@@ -240,7 +243,7 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
     lines = c["lines"]
     out += [
         "",
-        f"Source lines: **{lines['status']}**"
+        f"Source lines: **{_md_cell(lines['status'])}**"
         + (f" — {_md_cell(lines['reason'])}" if lines.get("reason") else ""),
         "",
     ]
@@ -250,7 +253,7 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
             "|---|---|---:|---:|---:|---:|",
         ]
         for row in lines["items"][:TOP_LINES]:
-            out.append(f"| `{_md_cell(row['location'])}` | {row['status']} | {_md_change(row, delta=True)} |")
+            out.append(f"| {md_code_cell(row['location'])} | {_md_cell(row['status'])} | {_md_change(row, delta=True)} |")
         out.append("")
     ins = c["instructions"]
     out += [
@@ -264,7 +267,7 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
         for item in changed:
             out.append(
                 f"| {_md_cell(item['key'])} | {item['index_before']}→{item['index_after']}"
-                f" | `{_md_cell(item['asm_after'])}` | {item['delta_per_wave']:+.1f} | "
+                f" | {md_code_cell(item['asm_after'])} | {item['delta_per_wave']:+.1f} | "
                 f"{_cyc(item['stall_per_hit_before'])}→{_cyc(item['stall_per_hit_after'])} |"
             )
         out.append("")
@@ -274,7 +277,7 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
             out.append(
                 f"{label.capitalize()} hotspots (≥ {hot['share_threshold']:.0%} of stall): "
                 + ", ".join(
-                    f"{h['kind']} `{_md_cell(h['key'])}` "
+                    f"{_md_cell(h['kind'])} {md_code_cell(h['key'])} "
                     f"({h['share_before']:.1%} → {h['share_after']:.1%})"
                     for h in hot[label]
                 )
@@ -282,8 +285,8 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
             out.append("")
     occ = c["occupancy"]
     out += [
-        f"Occupancy: {occ['before']['waves_per_simd']} → {occ['after']['waves_per_simd']} "
-        f"waves/SIMD (limited by {occ['before']['limited_by']} → {occ['after']['limited_by']}).",
+        f"Occupancy: {_md_cell(occ['before']['waves_per_simd'])} → {_md_cell(occ['after']['waves_per_simd'])} "
+        f"waves/SIMD (limited by {_md_cell(occ['before']['limited_by'])} → {_md_cell(occ['after']['limited_by'])}).",
         "",
     ]
     if c["l2"]["status"] == "compared":

@@ -5,37 +5,11 @@ from __future__ import annotations
 import re
 
 from kerneltrace.analysis.hotspots import user_lines
+from kerneltrace.render.markdown import md_cell, md_code, md_fence, md_prose, md_text
 from kerneltrace.render.templates import TEMPLATE_DIR
 
 TOP_LINES = 5
 HEAT_LINES = 15
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
-
-
-def md_text(value: object) -> str:
-    """Plain text safe inside Markdown (and inline HTML): specials escaped, one line."""
-    text = re.sub(r"\s+", " ", str(value))
-    return _MD_SPECIAL.sub(r"\\\1", text).replace("&", "&amp;")
-
-
-def md_code(value: object) -> str:
-    """An inline code span whose fence is longer than any backtick run inside (no breakout)."""
-    text = " ".join(str(value).split())
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}" if text else ""
-
-
-def md_prose(value: object) -> str:
-    """Prose with `code spans` kept as code (sanitised) and everything else escaped as text."""
-    parts = re.split(r"`([^`]*)`", " ".join(str(value).split()))
-    return "".join(
-        md_code(part) if odd else md_text(part)
-        for odd, part in ((i % 2 == 1, p) for i, p in enumerate(parts))
-    )
-
 
 def html_prose(value: object):
     """HTML-escaped prose with `code spans` turned into <code> elements."""
@@ -48,13 +22,10 @@ def html_prose(value: object):
     )
 
 
-def md_cell(value: object) -> str:
-    """Text for a Markdown table cell (pipes escaped even inside code)."""
-    return str(value).replace("|", "\\|")
-
-
 def fmt_cycles(value: object) -> str:
-    return f"{value:,}" if isinstance(value, int) else ("n/a" if value is None else str(value))
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return "n/a"
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.0f}"
 
 
 def fmt_pct(value: object, digits: int = 1) -> str:
@@ -87,6 +58,7 @@ def _environment(autoescape: bool):
         prose=md_prose,
         code=md_code,
         cell=md_cell,
+        fence=md_fence,
         cycles=fmt_cycles,
         pct=fmt_pct,
         gain=fmt_gain,
@@ -186,6 +158,7 @@ def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | Non
         "dispatch": dispatch,
         "bottleneck": dispatch.get("bottleneck"),
         "gain_bound": dispatch.get("gain_bound"),
+        "gain_bound_kernel_time": dispatch.get("gain_bound_kernel_time"),
         "no_stall": not totals.get("stall_cycles") and dispatch.get("format") != "pcsampling",
         "occupancy": occupancy_view(dispatch, doc),
         "kernel_doc": doc,

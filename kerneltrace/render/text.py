@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kerneltrace.errors import InputError
 from kerneltrace.readers.snapshots import SourceIndex
 from kerneltrace.render.fmt import bar, cycles, head, percent, tail
 from kerneltrace.sourceloc import innermost_location, split_location
@@ -140,8 +141,8 @@ def _snippet(sources: SourceIndex, location: str, context: int, warnings: list[s
         return [f"      (no source copy for {path} in snapshots.json)"]
     try:
         text_lines, replaced = sources.lines(local)
-    except OSError as err:
-        warnings.append(f"{local}: cannot read source copy ({err.strerror}); snippet skipped")
+    except InputError as err:
+        warnings.append(f"{local}: cannot read source copy ({err.what}); snippet skipped")
         return []
     if replaced:
         note = f"{local}: not UTF-8; undecodable bytes shown as U+FFFD"

@@ -137,12 +137,12 @@ def read_tsv(path: Path) -> list[KernelRow]:
 
 
 def to_markdown(rows: list[KernelRow]) -> str:
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    from kerneltrace.render.markdown import md_code_cell as cell
+    from kerneltrace.render.markdown import md_text_cell
 
     lines = ["| rank | id | kernel | calls | total µs | avg µs | % GPU time | traced |",
              "|---:|---|---|---:|---:|---:|---:|---|"]
     for row in rows:
-        lines.append(f"| {row.rank} | {row.id} | {cell(row.name)} | {row.calls} | {row.total_us:.1f} | "
+        lines.append(f"| {row.rank} | {md_text_cell(row.id)} | {cell(row.name)} | {row.calls} | {row.total_us:.1f} | "
                      f"{row.avg_us:.2f} | {row.pct_gpu_time:.1f} | {'yes' if row.selected else ''} |")
     return "\n".join(lines) + "\n"

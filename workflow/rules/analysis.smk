@@ -23,7 +23,6 @@ checkpoint dispatches:
 rule hotspots:
     input:
         manifest="results/{run}/dispatches.tsv",
-        analyzer=os.path.join(SCRIPTS, "hotspot_analyzer.py"),
     output:
         json="results/{run}/hotspots/{dispatch}.json",
         text="results/{run}/hotspots/{dispatch}.txt",
@@ -42,6 +41,5 @@ rule hotspots:
         dispatch_dir=dispatch_param("dispatch_dir"),
         extra=hotspot_args,
         topk=config["topk"],
-    shell:
-        '"$KERNELTRACE_PYTHON" {input.analyzer:q} {params.dispatch_dir:q} --topk {params.topk}'
-        " {params.extra} --json {output.json:q} --text {output.text:q} 2> {log:q}"
+    script:
+        "../../scripts/hotspot_analyzer.py"

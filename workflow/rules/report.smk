@@ -8,7 +8,6 @@ rule plan:
         l2=plan_l2,
         # copies kept beside the plan so reports/{run}/ alone is a complete baseline
         kept=kept_documents,
-        renderer=os.path.join(SCRIPTS, "render_plan.py"),
     output:
         md=report(
             "reports/{run}/plan.md",
@@ -42,11 +41,8 @@ rule plan:
         "../envs/analysis.yaml"
     params:
         out_dir=plan_dir,
-    # The renderer's CLI (not `script:`): it runs the same with or without Snakemake.
-    shell:
-        '"$KERNELTRACE_PYTHON" {input.renderer:q} --hotspots {input.hotspots:q} --l2 {input.l2:q}'
-        " --out-dir {params.out_dir:q} --run {wildcards.run:q} --charts --kept {input.kept:q}"
-        " > {log:q} 2>&1"
+    script:
+        "../../scripts/render_plan.py"
 
 
 # reports/{run}/ is self-contained for later comparisons (baseline, compare.py): it keeps the

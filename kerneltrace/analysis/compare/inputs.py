@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,8 @@ from kerneltrace.analysis.compare.document import (
     summary_level_doc,
 )
 from kerneltrace.errors import InputError
+from kerneltrace.model.naming import is_dispatch_dir
+from kerneltrace.readers.regular import read_json as read_regular_json
 
 HOTSPOT_SCHEMA_PREFIX = "kerneltrace.hotspots/"
 SUMMARY_SCHEMA = "kerneltrace.summary/1"
@@ -32,15 +33,8 @@ class Side:
 
 
 def read_json(path: Path) -> Any:
-    try:
-        with path.open("rb") as handle:
-            return json.load(handle)
-    except OSError as err:
-        raise InputError(f"cannot read ({err.strerror})", str(path), "check the path") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise InputError(f"not valid JSON ({err})", str(path),
-                         "pass a hotspot JSON, a summary.json, a dispatch dir or a reports/ "
-                         "folder") from None
+    return read_regular_json(path, "JSON document", fix="pass a hotspot JSON, a summary.json, a dispatch "
+                             "dir or a reports/ folder")
 
 
 def _default_analyzer(dispatch_dir: Path) -> dict:
@@ -116,7 +110,7 @@ def load_side(path: Path, *, analyze: Analyzer | None = None, run: str | None = 
         raise InputError("does not exist", str(path),
                          "pass a hotspot JSON, a dispatch dir, a summary.json or a reports/ folder")
     if path.is_dir():
-        if (path / "code.json").is_file():
+        if is_dispatch_dir(path):
             return Side(str(path), single=(analyze or _default_analyzer)(path))
         if (path / "summary.json").is_file():
             return load_side(path / "summary.json")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from kerneltrace.readers.regular import optional_json
 
 if TYPE_CHECKING:
     from kerneltrace.analysis.waves.accumulate import WaveTotals
@@ -13,11 +14,15 @@ if TYPE_CHECKING:
 
 def listed_wave_files(dispatch_dir: Path) -> set[str] | None:
     """Wave file names listed in filenames.json (None when absent or unreadable)."""
-    path = Path(dispatch_dir) / "filenames.json"
-    try:
-        document = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
+    return read_listed_wave_files(dispatch_dir)[0]
+
+
+def read_listed_wave_files(dispatch_dir: Path) -> tuple[set[str] | None, str]:
+    """(wave file names listed in filenames.json, "") or (None, "filenames.json not present" /
+    "filenames.json unreadable: why")."""
+    document, problem = optional_json(Path(dispatch_dir) / "filenames.json", "filenames.json")
+    if problem:
+        return None, problem
     names: set[str] = set()
 
     def walk(node: Any) -> None:
@@ -28,7 +33,7 @@ def listed_wave_files(dispatch_dir: Path) -> set[str] | None:
             names.add(node[0])
 
     walk(document.get("wave_filenames") if isinstance(document, dict) else None)
-    return names
+    return names, ""
 
 
 def consistency(dispatch_dir: Path, paths: list[Path], totals: WaveTotals,
@@ -38,7 +43,10 @@ def consistency(dispatch_dir: Path, paths: list[Path], totals: WaveTotals,
     if not paths:
         details.append("no wave files (se*_sm*_sl*_wv*.json) in the dispatch dir: "
                        "wave-level analyses unavailable, code.json totals unchecked")
-    listed = listed_wave_files(dispatch_dir)
+    listed, listed_problem = read_listed_wave_files(dispatch_dir)
+    if listed_problem and "not present" not in listed_problem:
+        # an unreadable list must never let the check say ok
+        details.append(f"{listed_problem}: listed vs present wave files unchecked")
     present = {path.name for path in paths}
     missing = sorted(listed - present) if listed else []
     if missing:

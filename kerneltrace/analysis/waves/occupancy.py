@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from kerneltrace.readers.regular import optional_json
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,18 +29,23 @@ def event_rows(events: list) -> np.ndarray:
 
 def occupancy_summary(dispatch_dir: Path, traced_cu: dict[int, int]) -> dict[str, Any]:
     """Waves resident over time on the traced CU of each SE, from occupancy.json."""
+
+    document, problem = optional_json(Path(dispatch_dir) / "occupancy.json", "occupancy.json")
+    if problem:
+        return {"available": False, "note": problem}
+    try:
+        return _summary(document, traced_cu)
+    except (ValueError, TypeError, OverflowError, IndexError) as err:
+        return {"available": False, "note": f"occupancy.json has malformed events ({type(err).__name__}); "
+                                            "occupancy over time skipped"}
+
+
+def _summary(document: object, traced_cu: dict[int, int]) -> dict[str, Any]:
     import numpy as np
 
-    path = Path(dispatch_dir) / "occupancy.json"
-    try:
-        document = json.loads(path.read_bytes())
-    except OSError:
-        return {"available": False, "note": "occupancy.json not present"}
-    except ValueError:
-        return {"available": False, "note": "occupancy.json is not valid JSON"}
     per_se = []
     for key, events in sorted(document.items()) if isinstance(document, dict) else []:
-        if not key.isdigit() or not isinstance(events, list) or not events:
+        if not (key.isascii() and key.isdigit()) or not isinstance(events, list) or not events:
             continue
         if not isinstance(events[0], list):
             return {"available": False,
@@ -48,7 +54,9 @@ def occupancy_summary(dispatch_dir: Path, traced_cu: dict[int, int]) -> dict[str
         cu = traced_cu.get(se)
         if cu is None:
             continue
-        rows = event_rows(events)
+        rows = event_rows([event for event in events if isinstance(event, list)])
+        if rows.ndim != 2 or rows.shape[1] < 6:
+            continue
         if not len(rows):
             continue
         rows = rows[rows[:, 1] == cu]
@@ -61,6 +69,8 @@ def occupancy_summary(dispatch_dir: Path, traced_cu: dict[int, int]) -> dict[str
         times = rows[:, 0]
         spans = np.diff(times)
         duration = int(times[-1] - times[0])
+        if duration < 0:
+            continue
         mean = float((steps[:-1] * spans).sum() / duration) if duration else float(steps.max())
         samples = np.linspace(times[0], times[-1], min(SERIES_POINTS, len(times)))
         sampled = steps[np.maximum(np.searchsorted(times, samples, "right") - 1, 0)]

@@ -46,6 +46,7 @@ _PIPE_OF_TYPE = {
 BUCKETS_PER_OCTAVE = 8
 BUCKETS = 8 * 40  # up to 2**40 cycles per hit
 TOP_ROWS = 64  # instructions listed with per-hit percentiles and non-hidden cost
+HISTOGRAM_BATCH = 1 << 20  # (row, bucket) keys counted per histogram bincount (8 MB)
 SCOPES = 1 << 20  # (se, simd) scope keys are se * 64 + simd: below this for any real se
 
 
@@ -83,6 +84,12 @@ class PeerTotals:
     resident: int = 0  # Σ union of wave lifetimes per SIMD
     busy: list[int] = field(default_factory=lambda: [0] * len(PIPES))  # Σ union per pipe and SIMD
     uncovered: Any = None  # per row: wait-window cycles during which no wave of the SIMD issued
+    settled_below: int = -(1 << 62)  # SIMD keys below this were reduced already (settle_peers)
+    # (row, bucket) keys not yet counted into `histogram`: one rows x BUCKETS bincount per
+    # HISTOGRAM_BATCH keys instead of one per group (thousands of rows make it 5 MB a time)
+    pending_buckets: list = field(default_factory=list)
+    pending_bucket_count: int = 0
+    broken: bool = False  # a wave of a settled SIMD came later: the totals are incomplete
 
     @classmethod
     def empty(cls, table: CodeTable, rows: int) -> PeerTotals:
@@ -159,6 +166,8 @@ def add_peer_group(peers: PeerTotals, waves: list[WaveFile], owner, time, stall,
     if not len(line):
         return
     scope_of_wave = np.array([scope_key(wave.se, wave.simd) for wave in waves], np.int64)
+    if scope_of_wave.min() < peers.settled_below:
+        peers.broken = True
     scope = scope_of_wave[owner]
     pipe = peers.pipe[line]
     issue_start = time + stall
@@ -168,7 +177,10 @@ def add_peer_group(peers: PeerTotals, waves: list[WaveFile], owner, time, stall,
     # merged per group already (the end-of-run merge stays small): all pipes in one merge whose
     # key is (pipe, scope); each pipe's merged intervals are then one contiguous run
     if scope_of_wave.min() >= 0 and scope_of_wave.max() < SCOPES:
-        piped = pipe >= 0
+        piped = np.flatnonzero(pipe >= 0)
+        # grouped by pipe first (a radix sort of a small int, order kept inside a pipe): the
+        # merge's sort then meets long sorted runs (issue times grow within a wave)
+        piped = piped[np.argsort(pipe[piped].astype(np.int8), kind="stable")]
         keys, starts, ends = _merge(pipe[piped] * SCOPES + scope[piped], issue_start[piped],
                                     issue_end[piped])
         bounds = np.searchsorted(keys, np.arange(len(PIPES) + 1) * SCOPES).tolist()
@@ -192,8 +204,10 @@ def add_peer_group(peers: PeerTotals, waves: list[WaveFile], owner, time, stall,
     peers.cost += np.bincount(line, weights=cost, minlength=peers.rows).astype(np.int64)[: peers.rows]
     bucket = np.minimum((np.log2(cost.astype(np.float64) + 1) * BUCKETS_PER_OCTAVE).astype(np.int64),
                         BUCKETS - 1)
-    flat = np.bincount(line * BUCKETS + bucket, minlength=peers.rows * BUCKETS)
-    peers.histogram += flat[: peers.rows * BUCKETS].reshape(peers.rows, BUCKETS)
+    peers.pending_buckets.append(line * BUCKETS + bucket)
+    peers.pending_bucket_count += len(line)
+    if peers.pending_bucket_count >= HISTOGRAM_BATCH:
+        flush_histogram(peers)
     # barrier waits per (wave, row)
     at_barrier = peers.barrier[line]
     if at_barrier.any():
@@ -208,6 +222,17 @@ def add_peer_group(peers: PeerTotals, waves: list[WaveFile], owner, time, stall,
             peers.barrier_waits.setdefault(k % peers.rows, []).append((total, n))
 
 
+def flush_histogram(peers: PeerTotals) -> None:
+    """Count the pending (row, bucket) keys into `histogram`."""
+    import numpy as np
+
+    if not peers.pending_buckets:
+        return
+    flat = np.bincount(np.concatenate(peers.pending_buckets), minlength=peers.rows * BUCKETS)
+    peers.histogram += flat[: peers.rows * BUCKETS].reshape(peers.rows, BUCKETS)
+    peers.pending_buckets, peers.pending_bucket_count = [], 0
+
+
 def _percentile(histogram_row, q: float) -> int | None:
     import numpy as np
 
@@ -219,12 +244,9 @@ def _percentile(histogram_row, q: float) -> int | None:
     return int(round(2 ** ((bucket + 0.5) / BUCKETS_PER_OCTAVE) - 1))
 
 
-def reduce_peers(peers: PeerTotals) -> None:
-    """Fold the kept intervals and wait windows into `resident`, `busy` and `uncovered`.
-
-    Unions are taken per SIMD (key), so totals of waves on disjoint sets of SIMDs can be reduced
-    separately and added (merge_peers); the kept lists are emptied.
-    """
+def _reduce(peers: PeerTotals, lifetimes: list[tuple], pipe_intervals: list[list[tuple]],
+            windows: list[tuple]) -> None:
+    """Fold intervals and wait windows (of complete SIMDs) into resident, busy and uncovered."""
     import numpy as np
 
     def merged(parts: list[tuple]) -> tuple:
@@ -233,20 +255,61 @@ def reduce_peers(peers: PeerTotals) -> None:
             return empty, empty, empty
         return _merge(*(np.concatenate([part[i] for part in parts]) for i in range(3)))
 
-    _, begins, ends = merged(peers.lifetimes)
+    _, begins, ends = merged(lifetimes)
     peers.resident += int((ends - begins).sum())
-    per_pipe = [merged(parts) for parts in peers.pipe_intervals]
+    per_pipe = [merged(parts) for parts in pipe_intervals]
     for index, (_, starts, ends) in enumerate(per_pipe):
         peers.busy[index] += int((ends - starts).sum())
     # wait-window cycles while no wave of the SIMD issued anything
-    if peers.windows:
+    if windows:
         keys, starts, ends = merged([part for part in per_pipe if len(part[0])])
-        w_key, w_from, w_to, w_row = (np.concatenate([w[i] for w in peers.windows]) for i in range(4))
+        w_key, w_from, w_to, w_row = (np.concatenate([w[i] for w in windows]) for i in range(4))
         uncovered = (w_to - w_from) - _covered(keys, starts, ends, w_key, w_from, w_to)
         peers.uncovered += np.bincount(w_row, weights=uncovered,
                                        minlength=peers.rows).astype(np.int64)[: peers.rows]
+
+
+def reduce_peers(peers: PeerTotals) -> None:
+    """Fold all kept intervals and wait windows into `resident`, `busy` and `uncovered`.
+
+    Unions are taken per SIMD (key), so totals of waves on disjoint sets of SIMDs can be reduced
+    separately and added (settle_peers, merge_peers); the kept lists are emptied.
+    """
+    _reduce(peers, peers.lifetimes, peers.pipe_intervals, peers.windows)
+    flush_histogram(peers)
     peers.lifetimes, peers.windows = [], []
     peers.pipe_intervals = [[] for _ in PIPES]
+
+
+def settle_peers(peers: PeerTotals, below: int) -> None:
+    """Reduce the kept data of the SIMDs whose key is below `below`; keep the others.
+
+    Called while streaming when no later wave file can belong to those SIMDs (files come sorted
+    by SE and SIMD), so memory holds the intervals and windows of the current SIMDs only. A
+    later wave of a settled SIMD sets `broken` (the caller then streams again without settling).
+    """
+    def split(parts: list[tuple]) -> tuple[list[tuple], list[tuple]]:
+        done, kept = [], []
+        for part in parts:
+            keys = part[0]
+            if not len(keys):
+                continue
+            if keys.max() < below:
+                done.append(part)
+            elif keys.min() >= below:
+                kept.append(part)
+            else:
+                mask = keys < below
+                done.append(tuple(values[mask] for values in part))
+                kept.append(tuple(values[~mask] for values in part))
+        return done, kept
+
+    lifetimes, peers.lifetimes = split(peers.lifetimes)
+    pipes = [split(parts) for parts in peers.pipe_intervals]
+    peers.pipe_intervals = [kept for _, kept in pipes]
+    windows, peers.windows = split(peers.windows)
+    _reduce(peers, lifetimes, [done for done, _ in pipes], windows)
+    peers.settled_below = max(peers.settled_below, below)
 
 
 def merge_peers(into: PeerTotals, other: PeerTotals) -> None:
@@ -257,6 +320,7 @@ def merge_peers(into: PeerTotals, other: PeerTotals) -> None:
     into.resident += other.resident
     into.busy = [a + b for a, b in zip(into.busy, other.busy, strict=True)]
     into.uncovered += other.uncovered
+    into.broken = into.broken or other.broken
     for row, per_wave in other.barrier_waits.items():
         into.barrier_waits.setdefault(row, []).extend(per_wave)
 

@@ -7,23 +7,28 @@ GROUP_INSTRUCTIONS instructions, which bounds the temporaries to a few MB.
 With two usable CPUs and at least PARALLEL_BYTES of wave files, the file list is cut in two at a
 SIMD boundary near the middle byte (files are sorted by SE, SIMD, slot, wave): a forked child
 streams the second part while this process streams the first, and the child sends back its
-reduced totals (a few per-row arrays and small dicts, not the waves). Every total is a sum, a
+reduced totals (a few per-row arrays and small dicts, not the waves). While streaming, peers'
+intervals and wait windows of the SIMDs already passed are reduced (settle_peers), so memory
+holds one batch, one group and the current SIMDs' intervals, not the whole capture's. Every total is a sum, a
 union or a per-SIMD quantity, so the merged totals are the one-process totals; the result is
 identical (tests compare both). Memory: each process holds one batch and one group at a time.
 Anything unusual (no fork, a child that fails or dies, waves whose SIMD is on both sides of the
 cut) falls back to streaming that part, or everything, in this process.
 
-KERNELTRACE_WAVE_WORKERS=1 turns the second process off (=2 forces it, size permitting).
+KERNELTRACE_WAVE_WORKERS=1 turns the second process off (=2 asks for it, size permitting); the
+automatic choice also stays in one process when the caller runs other Python threads.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kerneltrace.analysis.waves.accumulate import WaveTotals, add_group, merge_totals
-from kerneltrace.analysis.waves.peers import reduce_peers, scope_key
+from kerneltrace.analysis.waves.peers import reduce_peers, scope_key, settle_peers
 from kerneltrace.analysis.waves.waitcnt import flush_waits
 from kerneltrace.errors import InputError
 from kerneltrace.readers.wavefile.reader import iter_wave_files
@@ -42,10 +47,23 @@ WORKERS_ENV = "KERNELTRACE_WAVE_WORKERS"
 PARALLEL_BYTES = 4 << 20  # below this, fork + merge cost more than a second core saves
 
 
-def stream(paths: list[Path], totals: WaveTotals, mfma_by_line: np.ndarray) -> WaveTotals:
-    """Accumulate the wave files `paths` into `totals` in this process (waits flushed)."""
+def stream(paths: list[Path], totals: WaveTotals, mfma_by_line: np.ndarray,
+           settle: bool = True) -> WaveTotals:
+    """Accumulate the wave files `paths` into `totals` in this process (waits flushed).
+
+    `settle`: after each group, reduce peers' data of the SIMDs that no later file can hold
+    (files are sorted by SE and SIMD; see peers.settle_peers), which bounds memory.
+    """
     group: list[WaveFile] = []
     group_instructions = 0
+
+    def flush() -> None:
+        add_group(totals, group, mfma_by_line)
+        if settle and totals.peers is not None and group:
+            match = WAVE_FILE_RE.match(group[-1].path.name)
+            if match:  # later files have this SE and SIMD or higher ones
+                settle_peers(totals.peers, scope_key(int(match.group(1)), int(match.group(2))))
+
     for item in iter_wave_files(paths):
         if isinstance(item, InputError):
             totals.skipped.append({"file": Path(item.where).name, "error": item.what})
@@ -53,11 +71,15 @@ def stream(paths: list[Path], totals: WaveTotals, mfma_by_line: np.ndarray) -> W
         group.append(item)
         group_instructions += len(item.instructions)
         if len(group) >= GROUP_WAVES or group_instructions >= GROUP_INSTRUCTIONS:
-            add_group(totals, group, mfma_by_line)
+            flush()
             group, group_instructions = [], 0
-    add_group(totals, group, mfma_by_line)
+    flush()
     flush_waits(totals.waits)
     return totals
+
+
+def _broken(totals: WaveTotals) -> bool:
+    return totals.peers is not None and totals.peers.broken
 
 
 def accumulate(paths: list[Path], new_totals: Callable[[], WaveTotals], mfma_by_line: np.ndarray,
@@ -65,8 +87,10 @@ def accumulate(paths: list[Path], new_totals: Callable[[], WaveTotals], mfma_by_
     """The totals of all wave files `paths` (module docstring); `workers` None = automatic."""
     halves = split(paths, worker_count(paths, workers))
     totals = _accumulate_halves(halves, new_totals, mfma_by_line) if len(halves) == 2 else None
-    if totals is None:
+    if totals is None or _broken(totals):
         totals = stream(paths, new_totals(), mfma_by_line)
+    if _broken(totals):  # a wave file's `simd` disagrees with its name: no settling
+        totals = stream(paths, new_totals(), mfma_by_line, settle=False)
     # file order, whatever the grouping: unreadable files are reported when read, implausible
     # ones when their group is accumulated
     order = {path.name: index for index, path in enumerate(paths)}
@@ -76,17 +100,19 @@ def accumulate(paths: list[Path], new_totals: Callable[[], WaveTotals], mfma_by_
 
 def worker_count(paths: list[Path], requested: int | None = None) -> int:
     """1 or 2: two only with two usable CPUs, fork, and at least PARALLEL_BYTES of files."""
-    import multiprocessing
-
     if requested is None:
         setting = os.environ.get(WORKERS_ENV, "").strip()
         requested = int(setting) if setting.isdigit() else None
     if requested is None:
+        # automatic: not from a multi-threaded caller (another thread could hold a lock the
+        # forked child would wait on forever)
+        if threading.active_count() > 1:
+            return 1
         try:
             requested = len(os.sched_getaffinity(0))
         except AttributeError:  # not on Linux
             requested = os.cpu_count() or 1
-    if requested < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if requested < 2 or not hasattr(os, "fork") or not sys.platform.startswith("linux"):
         return 1
     size = 0
     for path in paths:

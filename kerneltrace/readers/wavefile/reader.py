@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kerneltrace.errors import InputError
+from kerneltrace.readers.regular import read_regular
 from kerneltrace.readers.wavefile.fast import parse_compact_batch
 from kerneltrace.readers.wavefile.record import WAVE_FILE_RE, WaveFile
 from kerneltrace.readers.wavefile.simd import Certified, SimdReader, simd_reader
@@ -112,10 +113,9 @@ def _simd(simd: bool | None) -> SimdReader | None:
 
 def _read(path: Path) -> bytes | InputError:
     try:
-        return path.read_bytes()
-    except OSError as err:
-        return InputError(f"cannot read wave file ({err.strerror})", str(path),
-                          "check the file exists and is readable")
+        return read_regular(path, "wave file", None, "check the file exists and is readable")
+    except InputError as err:
+        return err
 
 
 def _parse_batch(batch: list[tuple[Path, bytes | InputError]]) -> Iterator[WaveFile | InputError]:

@@ -1,0 +1,74 @@
+"""Truncated or partial captures are stated in the hotspot JSON, summary.json and the plan (issue 14 point 4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pipeline_helpers import double_env, snakemake
+
+from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.plan.summary import build_summary
+from kerneltrace.render.plan import render_html, render_markdown
+from kerneltrace.synth import spec as synth_spec
+from kerneltrace.synth.writers import write_dispatch_dir
+
+
+@pytest.fixture
+def dispatch(tmp_path) -> Path:
+    return write_dispatch_dir(tmp_path / "caps", synth_spec.demo_vec_add())
+
+
+def _plan(doc: dict) -> tuple[dict, str, str]:
+    summary = build_summary([doc], [], run="r")
+    return summary, render_markdown(summary, [doc]), render_html(summary, [doc], [], {})
+
+
+def test_missing_wave_files_are_a_partial_capture_everywhere(dispatch):
+    gone = sorted(dispatch.glob("se*_sm*_sl*_wv*.json"))[-2:]
+    for path in gone:
+        path.unlink()
+    doc = analyze_dispatch(dispatch, arch="gfx942", waves=True)
+    assert any("partial capture: 2 of" in w and gone[0].name in w for w in doc["capture_warnings"])
+    summary, markdown, html = _plan(doc)
+    assert summary["capture_warnings"] and summary["capture_warnings"][0]["dispatch_dir"] == str(dispatch)
+    assert summary["kernels"][0]["dispatches"][0]["capture_warnings"] == doc["capture_warnings"]
+    assert "Incomplete capture" in markdown and "partial capture" in markdown
+    assert "Incomplete capture" in html
+
+
+def test_truncated_capture_report_is_stated(dispatch, tmp_path):
+    report = tmp_path / "decode.json"
+    report.write_text(json.dumps({"truncated": True, "findings": [{"code": "buffer-full"}]}))
+    doc = analyze_dispatch(dispatch, arch="gfx942", capture_report=report)
+    assert any(w.startswith("truncated capture (buffer full)") for w in doc["capture_warnings"])
+    assert "truncated capture" in _plan(doc)[1]
+
+
+def test_unreadable_capture_report_is_not_silence(dispatch, tmp_path):
+    report = tmp_path / "decode.json"
+    report.mkdir()
+    doc = analyze_dispatch(dispatch, arch="gfx942", capture_report=report)
+    assert any("capture report unreadable" in w for w in doc["capture_warnings"])
+
+
+def test_complete_capture_has_no_capture_warning(dispatch):
+    doc = analyze_dispatch(dispatch, arch="gfx942", waves=True)
+    assert doc["capture_warnings"] == []
+    summary, markdown, _ = _plan(doc)
+    assert summary["capture_warnings"] == [] and "Incomplete capture" not in markdown
+
+
+@pytest.mark.e2e
+def test_buffer_full_through_the_pipeline_reaches_summary_and_plan(tmp_path):
+    env = double_env(tmp_path)
+    env["ROCPROF_DOUBLE_FAIL"] = "buffer-full-persistent"
+    work = tmp_path / "w"
+    result = snakemake(work, env, "--config", "cmd=true bench_pa.py", "run=trunc")
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads((work / "reports" / "trunc" / "summary.json").read_text())
+    assert summary["capture_warnings"] and "truncated capture" in summary["capture_warnings"][0]["warning"]
+    assert "truncated capture" in (work / "reports" / "trunc" / "plan.md").read_text()
+    hotspot = next((work / "results" / "trunc" / "hotspots").glob("*.json"))
+    assert any("truncated capture" in w for w in json.loads(hotspot.read_text())["capture_warnings"])
