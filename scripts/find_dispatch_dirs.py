@@ -74,10 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.path is not None:
         rows, notes = from_folder(args.path, args.kernel)
         searched = f"searched {args.path}"
-        for output in (args.output, args.notes):
-            if output is not None and args.path.resolve() in output.resolve().parents:
-                raise InputError("refusing to write inside the analysed folder", str(output),
-                                 "choose an output path outside PATH")
+        atomic.refuse_input_overwrite((args.output, args.notes), (args.path,))
     else:
         rows, notes, searched = from_manifests(args.from_manifests), [], "captured by this run"
     text = manifest.manifest_tsv(rows)
