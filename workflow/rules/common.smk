@@ -37,7 +37,7 @@ def _validate(config):
             f"unknown config key(s): {', '.join(unknown)}. Valid keys: "
             f"{', '.join(sorted(schema['properties']))} (see config/README.md)"
         )
-    invalid = configcheck.validate_config(config, schema)
+    invalid = configcheck.validate_config(config, schema, configcheck.CACHE)
     if invalid:
         raise WorkflowError(
             f"Error validating config: {invalid} (see config/README.md)"
