@@ -19,13 +19,13 @@ checkpoint dispatches:
         mode=run_param("mode"),
         search_dir=run_param("dir"),
         kernel=run_param("kernel"),
-    script:
-        "../../scripts/find_dispatch_dirs.py"
+    run:
+        run_in_process("find_dispatch_dirs.py", input, output, params, wildcards, log)
 
 
 # One job per dispatch dir; its inputs and its `signature` param cover every file the analysis reads
-# (docs/pipeline.md, "Rerun behaviour"). It runs in the Snakemake process (run: + the default
-# profile's force-use-threads) and also writes the copy kept under reports/ (no extra job).
+# (docs/pipeline.md, "Rerun behaviour"). It runs scripts/hotspot_analyzer.py's main in the Snakemake
+# process (run: + the default profile's force-use-threads) and keeps the copy under reports/.
 rule hotspots:
     input:
         files=dispatch_inputs,
@@ -45,11 +45,10 @@ rule hotspots:
         "../envs/analysis.yaml"
     params:
         dispatch_dir=dispatch_param("dispatch_dir"),
-        waves=dispatch_waves,
-        arch=run_param("arch"),
-        capture_report=capture_report,
+        extra=hotspot_args,
         capture_state=capture_state,
         topk=config["topk"],
         signature=dispatch_signature,
     run:
-        run_hotspots_job(params, output, log)
+        run_in_process("hotspot_analyzer.py", input, output, params, wildcards, log)
+        copy_atomically(output.json, output.kept)

@@ -17,12 +17,18 @@ def capture_tree_param(wildcards):
 
 
 def dispatch_inputs(wildcards):
-    """Declared inputs of a hotspots job: code.json, snapshots.json and the CSVs found for it."""
+    """Declared inputs of a hotspots job: code.json, snapshots.json, the CSVs found for it and (cmd
+    runs) the decode report."""
     row = dispatch_row(wildcards.run, wildcards.dispatch)
     directory = row["dispatch_dir"]
     files = [os.path.join(directory, "code.json")]
     if os.path.exists(os.path.join(directory, "snapshots.json")):
         files.append(os.path.join(directory, "snapshots.json"))
+    if capture_report(wildcards):
+        # cmd runs: the analysis reads decode.json, so it runs after decode; ancient(): decode
+        # re-runs whenever a dir is added to the capture, the `capture_state` param says when
+        # what the analysis uses of it changed
+        files.append(ancient(capture_report(wildcards)))
     return files + [
         row[key] for key in ("kernel_trace_csv", "agent_info_csv") if row[key]
     ]
@@ -36,10 +42,6 @@ def dispatch_signature(wildcards):
     row = dispatch_row(wildcards.run, wildcards.dispatch)
     csvs = [row[key] for key in ("kernel_trace_csv", "agent_info_csv") if row[key]]
     return rerun.files_signature(rerun.dispatch_files(row["dispatch_dir"]) + csvs)
-
-
-def dispatch_waves(wildcards):
-    return has_wave_files(dispatch_row(wildcards.run, wildcards.dispatch))
 
 
 def capture_report(wildcards):
@@ -58,21 +60,19 @@ def capture_state(wildcards):
     return rerun.capture_state(path) if path else ""
 
 
-def run_hotspots_job(params, output, log):
-    """Body of the hotspots rule: the analysis in this process; bad input -> one-line error."""
-    from kerneltrace.pipeline.hotspots_job import hotspots_job
-
-    try:
-        hotspots_job(
-            params.dispatch_dir,
-            json_path=output.json,
-            text_path=output.text,
-            kept_path=output.kept,
-            log_path=log[0],
-            topk=params.topk,
-            waves=params.waves,
-            arch=params.arch,
-            capture_report=params.capture_report,
-        )
-    except InputError as err:
-        raise WorkflowError(f"error: {err} (log: {log[0]})") from None
+def hotspot_args(wildcards):
+    """Optional analyzer arguments. The CSV metadata is not passed: the analyzer finds it in the
+    capture bundle with the same lookup as on the command line (model.metadata).
+    """
+    row = dispatch_row(wildcards.run, wildcards.dispatch)
+    args = []
+    if has_wave_files(row):
+        # wave-level analysis (hotspots/2 `waves`): the plan attributes waits to their loads
+        args.append("--waves")
+    arch = run_spec(wildcards.run).arch
+    if arch:
+        args += ["--arch", arch]
+    if capture_report(wildcards):
+        # the decode report says whether the capture was truncated (buffer full, data lost)
+        args += ["--capture-report", capture_report(wildcards)]
+    return args

@@ -13,7 +13,7 @@ from kerneltrace.errors import InputError  # noqa: E402
 from kerneltrace.readers.wavefile.reader import wave_files  # noqa: E402
 from kerneltrace.rocprof import jobfile  # noqa: E402
 from kerneltrace.rocprof.discover import read_tsv  # noqa: E402
-from kerneltrace.pipeline import configcheck, rerun  # noqa: E402
+from kerneltrace.pipeline import configcheck, inprocess, rerun  # noqa: E402
 from kerneltrace.pipeline.manifest import read_manifest  # noqa: E402
 from kerneltrace.pipeline.runs import build_runs  # noqa: E402
 
@@ -22,7 +22,9 @@ SCHEMA = os.path.join(REPO, "workflow", "schemas", "config.schema.yaml")
 EXAMPLE_DIR = os.path.join(REPO, "examples", "synthetic_gemm")
 
 
-# hotspots jobs run in threads of this process: the wave reader must not fork a second reader here
+# run: jobs (hotspots, dispatch list, plan, index) execute in threads of this process
+# (force-use-threads): output per thread to its rule log; the wave reader must not fork here
+inprocess.install()
 os.environ.update(KERNELTRACE_WAVE_WORKERS="1")
 
 
@@ -119,6 +121,23 @@ def kept_documents(wildcards):
         for path in pmc_l2_files(run)  # pmc.smk
     ]
     return kept
+
+
+def run_in_process(script, input, output, params, wildcards, log):
+    """Body of the run: rules: scripts/<script>'s main(argv), built by its snakemake_argv, in a
+    thread of this process (kerneltrace/pipeline/inprocess.py); bad input -> one-line error.
+    """
+    code, message = inprocess.run_script(
+        os.path.join(REPO, "scripts", script),
+        log[0],
+        input=input,
+        output=output,
+        params=params,
+        wildcards=wildcards,
+        log=log,
+    )
+    if code:
+        raise WorkflowError(f"{message} (log: {log[0]})")
 
 
 def copy_atomically(source, target):

@@ -19,8 +19,8 @@ rule batch_index:
         "../envs/analysis.yaml"
     params:
         runs=list(RUNS),
-    script:
-        "../../scripts/render_index.py"
+    run:
+        run_in_process("render_index.py", input, output, params, wildcards, log)
 
 
 if config.get("baseline"):

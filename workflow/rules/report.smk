@@ -2,6 +2,7 @@
 
 
 rule plan:
+    # scripts/render_plan.py's main(argv), in this process (kerneltrace/pipeline/inprocess.py)
     input:
         dispatches="results/{run}/dispatches.tsv",
         hotspots=plan_hotspots,
@@ -41,8 +42,8 @@ rule plan:
         "../envs/analysis.yaml"
     params:
         out_dir=plan_dir,
-    script:
-        "../../scripts/render_plan.py"
+    run:
+        run_in_process("render_plan.py", input, output, params, wildcards, log)
 
 
 # reports/{run}/ is self-contained for later comparisons (baseline, compare.py): it keeps the
