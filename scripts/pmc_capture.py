@@ -26,7 +26,7 @@ def pmc_capture(*, job_path: Path, cmd: str, rocprofv3: str, env_extra: dict[str
     requested = {strip_sum(name) for job in jobs for name in job.get("pmc", [])}
     tmp = capture.fresh_tmp(capture_dir, "pmc")
     argv = commands.pmc_argv(exe, str(job_path), str(tmp), commands.AppCommand(cmd))
-    result = capture.run_logged(argv, env, log_path, timeout)
+    result = capture.run_in_tmp(tmp, argv, env, log_path, timeout)
     if result.timed_out or result.returncode:
         raise capture.failure_message("PMC capture", result, log_path, timeout)
     files = find_counter_csvs(tmp)
