@@ -5,19 +5,8 @@ Command line:
     render_plan.py --hotspots H1.json [H2.json ...] [--l2 L1.json ...] --out-dir reports/RUN
                    [--run RUN] [--charts]
 
-As a Snakemake `script:` (workflow/rules/report.smk, owner: pipeline), the rule provides
-named `input.hotspots` (list), `input.l2` (list, may be empty), `output.md`, `output.html`,
-`output.summary`, `params.run`, and optionally `output.charts` (a directory): chart SVGs are then
-written there so the rule can register them, e.g.
-
-    output:
-        md=report("reports/{run}/plan.md", caption="../report/plan.rst", category="Plan"),
-        html=report("reports/{run}/plan.html", caption="../report/plan.rst", category="Plan"),
-        summary="reports/{run}/summary.json",
-        charts=report(directory("reports/{run}/charts"), patterns=["{name}.svg"],
-                      caption="../report/charts.rst", category="Charts"),
-
-Captions live in workflow/report/*.rst (workflow.rst for `report: "report/workflow.rst"`).
+As a Snakemake `script:` (workflow/rules/report.smk), `snakemake_argv` builds the same command
+line from the rule's input/output/params and `run_rule` runs `main` with it.
 """
 
 
