@@ -13,7 +13,7 @@ import re  # noqa: E402
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.model import dispatchdir  # noqa: E402
-from kerneltrace.pipeline import manifest  # noqa: E402
+from kerneltrace.pipeline import manifest, rerun  # noqa: E402
 from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 
@@ -29,7 +29,11 @@ def from_folder(search_dir: Path, kernel: str | None = None) -> tuple[list[dict[
             names = "; ".join(sorted({item.kernel or "?" for item in found.kept})[:10])
             raise InputError(f"no dispatch dir's kernel matches kernel={kernel!r}; kernels found: {names}",
                              str(search_dir), "set kernel to a regex matching one of these names, or drop it")
-    return manifest.manifest_rows(kept), found.notes
+    rows = manifest.manifest_rows(kept)
+    # ids from each dir's own path, so adding or removing a dir never renames (re-runs) another
+    for row, stable in zip(rows, rerun.stable_ids([item.path for item in kept], search_dir), strict=True):
+        row["id"] = stable
+    return rows, found.notes
 
 
 def from_manifests(manifests: list[Path]) -> list[dict[str, str]]:

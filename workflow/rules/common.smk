@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
 sys.path.insert(0, os.path.abspath(os.path.join(workflow.basedir)))
 
@@ -14,6 +13,7 @@ from kerneltrace.errors import InputError  # noqa: E402
 from kerneltrace.readers.wavefile.reader import wave_files  # noqa: E402
 from kerneltrace.rocprof import jobfile  # noqa: E402
 from kerneltrace.rocprof.discover import read_tsv  # noqa: E402
+from kerneltrace.pipeline import configcheck, rerun  # noqa: E402
 from kerneltrace.pipeline.manifest import read_manifest  # noqa: E402
 from kerneltrace.pipeline.runs import build_runs  # noqa: E402
 
@@ -22,22 +22,26 @@ SCHEMA = os.path.join(REPO, "workflow", "schemas", "config.schema.yaml")
 EXAMPLE_DIR = os.path.join(REPO, "examples", "synthetic_gemm")
 
 
-def _validate(config):
-    """The schema checks every key and value; an unknown key gets the list of valid ones."""
-    try:
-        validate(config, schema=SCHEMA)
-    except WorkflowError:
-        import yaml
+# hotspots jobs run in threads of this process: the wave reader must not fork a second reader here
+os.environ.update(KERNELTRACE_WAVE_WORKERS="1")
 
-        with open(SCHEMA, encoding="utf-8") as handle:
-            known = set(yaml.safe_load(handle)["properties"])
-        unknown = sorted(set(config) - known)
-        if not unknown:
-            raise
+
+def _validate(config):
+    """The schema checks every key and value (defaults filled in; the schema is read once: this
+    runs at every start, a no-op re-run included); an unknown key gets the list of valid ones.
+    """
+    schema = configcheck.load_schema(SCHEMA)
+    unknown = configcheck.unknown_keys(config, schema)
+    if unknown:
         raise WorkflowError(
             f"unknown config key(s): {', '.join(unknown)}. Valid keys: "
-            f"{', '.join(sorted(known))} (see config/README.md)"
-        ) from None
+            f"{', '.join(sorted(schema['properties']))} (see config/README.md)"
+        )
+    invalid = configcheck.validate_config(config, schema)
+    if invalid:
+        raise WorkflowError(
+            f"Error validating config: {invalid} (see config/README.md)"
+        )
 
 
 _validate(config)
@@ -165,13 +169,19 @@ def att_settings(wildcards):
 
 
 def decoded_manifests(wildcards):
-    """Per-kernel decode manifests of a cmd run; nothing for a dir run."""
+    """Per-kernel decode manifests of a cmd run; nothing for a dir run.
+
+    Waits for every att_capture (a checkpoint): the decode jobs are then created after their
+    capture exists, so decode's `tree` param (the raw capture's signature) is computed on it and
+    a dispatch dir added to or removed from a cached capture re-runs decode.
+    """
     if run_spec(wildcards.run).mode != "cmd":
         return []
+    kernels = selected_kernels(wildcards.run)
+    for kernel in kernels:
+        checkpoints.att_capture.get(run=wildcards.run, kernel=kernel)
     return expand(
-        "results/{run}/att/{kernel}/dispatches.tsv",
-        run=wildcards.run,
-        kernel=selected_kernels(wildcards.run),
+        "results/{run}/att/{kernel}/dispatches.tsv", run=wildcards.run, kernel=kernels
     )
 
 
@@ -188,27 +198,6 @@ def has_wave_files(row):
     if count not in (None, ""):
         return int(count) > 0
     return bool(wave_files(Path(row["dispatch_dir"])))
-
-
-def hotspot_args(wildcards):
-    """Optional analyzer arguments. The CSV metadata is not passed: the analyzer finds it in the
-    capture bundle with the same lookup as on the command line (model.metadata).
-    """
-    row = dispatch_row(wildcards.run, wildcards.dispatch)
-    args = []
-    if has_wave_files(row):
-        # wave-level analysis (hotspots/2 `waves`): the plan attributes waits to their loads
-        args.append("--waves")
-    arch = run_spec(wildcards.run).arch
-    if arch:
-        args += ["--arch", arch]
-    if row.get("source") == "capture" and row.get("kernel_id"):
-        # the decode report says whether the capture was truncated (buffer full, data lost)
-        args += [
-            "--capture-report",
-            f"results/{wildcards.run}/att/{row['kernel_id']}/decode.json",
-        ]
-    return args
 
 
 def plan_hotspots(wildcards):

@@ -46,19 +46,7 @@ rule plan:
 
 
 # reports/{run}/ is self-contained for later comparisons (baseline, compare.py): it keeps the
-# per-dispatch hotspot JSONs (line/instruction data) and the L2 documents beside summary.json.
-rule keep_hotspots:
-    input:
-        "results/{run}/hotspots/{dispatch}.json",
-    output:
-        "reports/{run}/hotspots/{dispatch}.json",
-    log:
-        "logs/{run}/keep_hotspots/{dispatch}.log",
-    localrule: True
-    run:
-        copy_atomically(input[0], output[0])
-
-
+# L2 documents beside summary.json (the hotspots rule keeps the per-dispatch copies itself).
 rule keep_l2:
     input:
         "results/{run}/l2/{kernel}.json",
