@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint format bench clean
+.PHONY: demo test test-fast lint format bench clean
 
 TEST_STAMP := $(VENV)/.installed-test
 
@@ -30,8 +30,19 @@ lint: $(TEST_STAMP)
 	$(BIN)/snakefmt --check Snakefile workflow
 	$(BIN)/snakemake --lint
 
+# pytest in TEST_WORKERS processes (pytest-xdist); a test file stays on one worker, so its module
+# fixtures (shared pipeline runs) are built once. TEST_WORKERS=0 runs in this process.
+TEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
 test: lint
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
+
+# Inner loop: ruff + the unit tests (no end-to-end Snakemake run, no sweep of the real captures,
+# no SLURM cluster); `make test` runs everything.
+test-fast: $(TEST_STAMP)
+	$(BIN)/ruff check kerneltrace scripts tests bench
+	$(PYTEST) -m "not e2e and not shared and not slurm"
 
 format: $(TEST_STAMP)
 	$(BIN)/ruff check --fix kerneltrace scripts tests bench

@@ -14,6 +14,8 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/analysis_inputs.smk"
+include: "workflow/rules/pmc_inputs.smk"
 
 
 wildcard_constraints:

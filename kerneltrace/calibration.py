@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kerneltrace.model.naming import is_dispatch_dir
+
 AITER = "aiter-glog-fork-calibration"
 SKINNY = f"{AITER}/skinny_M128"
 AL = f"{AITER}/study_aggregate_load/AL"
@@ -90,7 +92,7 @@ AA_PAIRS: tuple[tuple[str, str], ...] = (
 
 def dispatch_dir(root: Path, folder: str) -> Path:
     """The one ui_output_agent_*_dispatch_* dir under ``root/folder``."""
-    found = sorted((root / folder).glob("ui_output_agent_*_dispatch_*"))
+    found = sorted(path for path in (root / folder).iterdir() if path.is_dir() and is_dispatch_dir(path))
     if len(found) != 1:
         raise FileNotFoundError(f"expected one dispatch dir under {root / folder}, found "
                                 f"{len(found)}")

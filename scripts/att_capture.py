@@ -13,6 +13,7 @@ import os  # noqa: E402
 from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.pipeline import capture_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 from kerneltrace.rocprof import capture, commands, decoder, jobfile  # noqa: E402
 
 
@@ -39,21 +40,15 @@ def att_capture(*, job_path: Path, job_format: str, cmd: str, rocprofv3: str, en
                                log_path=log_path, timeout=timeout, retries=retries, decoder=found).to_dict()
 
 
-def main_from_snakemake(snakemake) -> None:  # noqa: ANN001 - the Snakemake object
-    params = snakemake.params
-    capture_cli.run_from_snakemake(snakemake, lambda **common: att_capture(
-        job_format=params.job_format, att_library_path=list(params.att_library_path),
-        retries=int(params.retries), **common))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     capture_cli.add_common_arguments(parser, job_help="job file from write_input_yaml.py",
                                      cmd_help="benchmark command (one shell string, run once by bash -c)")
     parser.add_argument("--att-library-path", action="append", default=[])
+    parser.add_argument("--job-format", choices=jobfile.JOB_FORMATS, help="default: from the job file's suffix")
     parser.add_argument("--retries", type=number("--retries", minimum=0, integer=True), default=2, help="extra attempts on an empty trace")
     args = parser.parse_args(argv)
-    job_format = "json" if args.job.suffix == ".json" else "yaml"
+    job_format = args.job_format or ("json" if args.job.suffix == ".json" else "yaml")
     return capture_cli.run_from_args(
         args,
         lambda **common: att_capture(job_format=job_format, att_library_path=args.att_library_path,
@@ -61,7 +56,14 @@ def main(argv: list[str] | None = None) -> int:
         lambda record: f"captured into {record['capture_dir']} ({len(record['attempts'])} attempt(s))")
 
 
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the att_capture rule."""
+    argv = capture_cli.snakemake_common_argv(smk)
+    argv += [f"--job-format={smk.params.job_format}", f"--retries={smk.params.retries}"]
+    return argv + [f"--att-library-path={path}" for path in smk.params.att_library_path]
+
+
 if "snakemake" in globals():
-    main_from_snakemake(snakemake)  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

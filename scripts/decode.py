@@ -9,82 +9,59 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import os  # noqa: E402
 
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
-from kerneltrace.model import dispatchdir  # noqa: E402
 from kerneltrace.pipeline import manifest  # noqa: E402
-from kerneltrace.rocprof import decoder, logscan  # noqa: E402
-
-
-def decode(*, capture_dir: Path, capture_log: Path | None, kernel_id: str, att_library_path: list[str],
-           truncated: bool = False) -> tuple[list[dict[str, str]], dict[str, object]]:
-    log_text = ""
-    if capture_log is not None and capture_log.is_file():
-        log_text = capture_log.read_text(encoding="utf-8", errors="replace")
-    findings = logscan.scan_log(log_text)
-    codes = {f.code for f in findings}
-    if "decoder-missing" in codes:
-        lookup = decoder.find_decoder(att_library_path, os.environ)
-        raise InputError(decoder.missing_message(lookup, decoder.rocm_version()), str(capture_log),
-                         "install the decoder and re-run")
-    fatal = logscan.fatal(findings)
-    if fatal:
-        raise InputError(logscan.describe(fatal), str(capture_log), fatal[0].fix)
-    found = dispatchdir.find_dispatch_dirs(capture_dir)
-    if not found.kept:
-        sig = logscan.EMPTY_TRACE if found.notes else logscan.NO_DISPATCH_DIRS
-        raise InputError(f"{sig.meaning} ({'; '.join(found.notes) or 'no dispatch dir'})",
-                         str(capture_dir), sig.fix)
-    rows = manifest.manifest_rows(found.kept, id_prefix=f"{kernel_id}_", kernel_id=kernel_id,
-                                      source="capture")
-    report = {"capture_dir": str(capture_dir), "kernel_id": kernel_id, "dispatch_dirs": len(rows),
-              "dropped": found.notes, "truncated": truncated or bool(codes & {"buffer-full", "data-lost"}),
-              "findings": [f.to_dict() for f in findings]}
-    return rows, report
-
-
-def main_from_snakemake(snakemake) -> None:  # noqa: ANN001
-    from kerneltrace.pipeline.smk import run_job
-
-    def job(smk) -> None:  # noqa: ANN001
-        record = json.loads(Path(smk.input.record).read_text(encoding="utf-8"))
-        rows, report = decode(capture_dir=Path(record["capture_dir"]), capture_log=Path(smk.params.capture_log),
-                              kernel_id=smk.wildcards.kernel, att_library_path=list(smk.params.att_library_path),
-                              truncated=bool(record.get("truncated")))
-        for note in report["dropped"]:
-            print(note, file=sys.stderr)
-        atomic.write_text(smk.output.manifest, manifest.manifest_tsv(rows))
-        atomic.write_json(smk.output.findings, report)
-
-    run_job(snakemake, job)
+from kerneltrace.pipeline.decode import decode  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("capture_dir", type=Path, help="rocprofv3 -d folder of one ATT capture")
+    parser.add_argument("capture_dir", type=Path, nargs="?", help="rocprofv3 -d folder of one ATT capture")
+    parser.add_argument("--record", type=Path,
+                        help="the capture record (att_capture.py): capture dir and truncation from there")
     parser.add_argument("--log", type=Path, help="the capture's rocprofv3 log, scanned for failures")
     parser.add_argument("--kernel-id", default="k000")
     parser.add_argument("--att-library-path", action="append", default=[])
     parser.add_argument("--manifest", type=Path, help="write the TSV manifest here (default stdout)")
+    parser.add_argument("--findings", type=Path, help="decode findings JSON (default MANIFEST.json)")
     args = parser.parse_args(argv)
+    truncated = False
+    if args.record is not None:
+        record = json.loads(args.record.read_text(encoding="utf-8"))
+        capture_dir, truncated = Path(record["capture_dir"]), bool(record.get("truncated"))
+    elif args.capture_dir is not None:
+        capture_dir = args.capture_dir
+    else:
+        raise InputError("no capture to decode", "command line", "pass CAPTURE_DIR or --record capture.json")
+    findings = args.findings or (args.manifest.with_suffix(".json") if args.manifest else None)
     if args.manifest:
-        atomic.refuse_input_overwrite((args.manifest, args.manifest.with_suffix(".json")), (args.capture_dir, args.log))
-    rows, report = decode(capture_dir=args.capture_dir, capture_log=args.log, kernel_id=args.kernel_id,
-                          att_library_path=args.att_library_path)
+        atomic.refuse_input_overwrite((args.manifest, findings), (capture_dir, args.log))
+    rows, report = decode(capture_dir=capture_dir, capture_log=args.log, kernel_id=args.kernel_id,
+                          att_library_path=args.att_library_path, truncated=truncated)
+    for note in report["dropped"]:
+        print(note, file=sys.stderr)
     text = manifest.manifest_tsv(rows)
     if args.manifest:
         atomic.write_text(args.manifest, text)
-        atomic.write_json(args.manifest.with_suffix(".json"), report)
     else:
         sys.stdout.write(text)
-    for note in report["dropped"]:
-        print(note, file=sys.stderr)
+    if findings:
+        atomic.write_json(findings, report)
     return 0
 
 
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the decode rule."""
+    argv = ["--record", smk.input.record, "--log", smk.params.capture_log,
+            f"--kernel-id={smk.wildcards.kernel}", "--manifest", smk.output.manifest,
+            "--findings", smk.output.findings]
+    return argv + [f"--att-library-path={path}" for path in smk.params.att_library_path]
+
+
 if "snakemake" in globals():
-    main_from_snakemake(snakemake)  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -13,6 +13,7 @@ from kerneltrace import atomic  # noqa: E402
 from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.pipeline import capture_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 from kerneltrace.rocprof import capture, commands, discover  # noqa: E402
 
 
@@ -36,20 +37,6 @@ def discover_kernels(*, cmd: str | None, stats: Path | None, raw_dir: Path, rocp
     return rows
 
 
-def main_from_snakemake(snakemake) -> None:  # noqa: ANN001 - the Snakemake object
-    from kerneltrace.pipeline.smk import run_job
-
-    def job(smk) -> None:  # noqa: ANN001
-        table = Path(smk.output.table)
-        discover_kernels(cmd=smk.params.cmd, stats=None, raw_dir=table.parent / "raw",
-                         rocprofv3=smk.params.rocprofv3, env_extra=dict(smk.params.env),
-                         timeout=float(smk.params.timeout), kernel=smk.params.kernel,
-                         top_kernels=int(smk.params.top_kernels), log_path=Path(smk.log[0]),
-                         table=table, markdown=Path(smk.output.markdown))
-
-    run_job(snakemake, job)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     source = parser.add_mutually_exclusive_group(required=True)
@@ -62,18 +49,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=number("--timeout", minimum=0), default=3600, help="seconds (0 = none)")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="extra environment for the command (repeatable)")
+    parser.add_argument("--log", type=Path, help="rocprofv3 log (default OUT_DIR/discover.log)")
     args = parser.parse_args(argv)
     env_extra = capture_cli.env_pairs(args.env)
     rows = discover_kernels(cmd=args.cmd, stats=args.stats, raw_dir=args.out_dir / "raw",
                             rocprofv3=args.rocprofv3, env_extra=env_extra, timeout=args.timeout,
                             kernel=args.kernel, top_kernels=args.top_kernels,
-                            log_path=args.out_dir / "discover.log", table=args.out_dir / "kernels.tsv",
+                            log_path=args.log or args.out_dir / "discover.log", table=args.out_dir / "kernels.tsv",
                             markdown=args.out_dir / "kernels.md")
     sys.stdout.write(discover.to_markdown(rows))
     return 0
 
 
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the discover_kernels checkpoint (outputs in the table's folder)."""
+    argv = [f"--cmd={smk.params.cmd}", "--out-dir", str(Path(smk.output.table).parent),
+            f"--rocprofv3={smk.params.rocprofv3}", f"--timeout={smk.params.timeout}",
+            f"--top-kernels={smk.params.top_kernels}", "--log", smk.log[0]]
+    if smk.params.kernel:
+        argv.append(f"--kernel={smk.params.kernel}")
+    return argv + [f"--env={key}={value}" for key, value in dict(smk.params.env).items()]
+
+
 if "snakemake" in globals():
-    main_from_snakemake(snakemake)  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -13,7 +13,8 @@ import re  # noqa: E402
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.model import dispatchdir  # noqa: E402
-from kerneltrace.pipeline import manifest  # noqa: E402
+from kerneltrace.pipeline import manifest, rerun  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 
 def from_folder(search_dir: Path, kernel: str | None = None) -> tuple[list[dict[str, str]], list[str]]:
@@ -28,7 +29,11 @@ def from_folder(search_dir: Path, kernel: str | None = None) -> tuple[list[dict[
             names = "; ".join(sorted({item.kernel or "?" for item in found.kept})[:10])
             raise InputError(f"no dispatch dir's kernel matches kernel={kernel!r}; kernels found: {names}",
                              str(search_dir), "set kernel to a regex matching one of these names, or drop it")
-    return manifest.manifest_rows(kept), found.notes
+    rows = manifest.manifest_rows(kept)
+    # ids from each dir's own path, so adding or removing a dir never renames (re-runs) another
+    for row, stable in zip(rows, rerun.stable_ids([item.path for item in kept], search_dir), strict=True):
+        row["id"] = stable
+    return rows, found.notes
 
 
 def from_manifests(manifests: list[Path]) -> list[dict[str, str]]:
@@ -53,43 +58,47 @@ def notes_markdown(rows: list[dict[str, str]], notes: list[str], searched: str) 
     return "\n".join(lines) + "\n"
 
 
-def main_from_snakemake(snakemake) -> None:  # noqa: ANN001
-    from kerneltrace.pipeline.smk import run_job
-
-    def job(smk) -> None:  # noqa: ANN001
-        if smk.params.mode == "dir":
-            rows, notes = from_folder(Path(smk.params.search_dir), smk.params.kernel)
-            searched = f"searched {smk.params.search_dir}"
-        else:
-            rows, notes = from_manifests([Path(p) for p in smk.input.decoded]), []
-            searched = "captured by this run"
-        for note in notes:
-            print(note, file=sys.stderr)
-        atomic.write_text(smk.output.manifest, manifest.manifest_tsv(rows))
-        atomic.write_text(smk.output.notes, notes_markdown(rows, notes, searched))
-
-    run_job(snakemake, job)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("path", type=Path, help="folder searched recursively (may itself be a dispatch dir)")
+    parser.add_argument("path", type=Path, nargs="?",
+                        help="folder searched recursively (may itself be a dispatch dir)")
+    parser.add_argument("--from-manifests", type=Path, nargs="+", metavar="TSV",
+                        help="merge these per-kernel decode manifests instead of searching (cmd runs)")
     parser.add_argument("--kernel", help="regex: keep dispatch dirs whose kernel name matches")
     parser.add_argument("-o", "--output", type=Path, help="manifest TSV (default stdout); never under PATH")
+    parser.add_argument("--notes", type=Path, help="also write the Markdown list (kept and skipped entries)")
     args = parser.parse_args(argv)
-    rows, notes = from_folder(args.path, args.kernel)
+    if (args.path is None) == (args.from_manifests is None):
+        raise InputError("give a folder to search or --from-manifests, not both or neither",
+                         "command line", "find_dispatch_dirs.py PATH  or  --from-manifests M.tsv ...")
+    if args.path is not None:
+        rows, notes = from_folder(args.path, args.kernel)
+        searched = f"searched {args.path}"
+        atomic.refuse_input_overwrite((args.output, args.notes), (args.path,))
+    else:
+        rows, notes, searched = from_manifests(args.from_manifests), [], "captured by this run"
     text = manifest.manifest_tsv(rows)
     if args.output:
-        atomic.refuse_input_overwrite((args.output,), (args.path,))
         atomic.write_text(args.output, text)
     else:
         sys.stdout.write(text)
+    if args.notes:
+        atomic.write_text(args.notes, notes_markdown(rows, notes, searched))
     for note in notes:
         print(note, file=sys.stderr)
     return 0
 
 
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the dispatches checkpoint (dir runs search, cmd runs merge manifests)."""
+    if smk.params.mode == "dir":
+        argv = [smk.params.search_dir] + ([f"--kernel={smk.params.kernel}"] if smk.params.kernel else [])
+    else:
+        argv = ["--from-manifests", *smk.input.decoded]
+    return [*argv, "-o", smk.output.manifest, "--notes", smk.output.notes]
+
+
 if "snakemake" in globals():
-    main_from_snakemake(snakemake)  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -13,6 +13,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import argparse  # noqa: E402
 
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,5 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the hotspots rule (params.extra: --waves, --arch from the manifest/config)."""
+    return [smk.params.dispatch_dir, "--topk", smk.params.topk, *smk.params.extra,
+            "--json", smk.output.json, "--text", smk.output.text]
+
+
+if "snakemake" in globals():
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
+elif __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -10,6 +10,7 @@ import argparse  # noqa: E402
 
 from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 EA_CHANNELS_WARNING = (
     "warning: --ea-channels is ignored. The *_sum counters already cover every L2 channel; read bytes "
@@ -28,19 +29,6 @@ def analyze_paths(paths: list[Path], *, kernel: str | None, arch: str | None, id
     if peak_gbps is not None and peak_gbps <= 0:
         raise InputError(f"--peak-gbps must be positive, got {peak_gbps}", "command line", "omit it or pass e.g. --peak-gbps 5300")
     return analyze(load_pmc_inputs(paths), kernel=kernel, arch=arch, ideal_gb=ideal_gb, peak_gbps=peak_gbps)
-
-
-def main_from_snakemake(snakemake) -> None:  # noqa: ANN001 - the Snakemake object
-    from kerneltrace import atomic
-    from kerneltrace.pipeline.smk import run_job
-
-    def job(smk) -> None:  # noqa: ANN001
-        inputs = [Path(p) for p in smk.params.inputs]
-        doc = analyze_paths(inputs, kernel=smk.params.kernel or None, arch=smk.params.arch or None,
-                            ideal_gb=smk.params.ideal_gb or None, peak_gbps=smk.params.peak_gbps or None)
-        atomic.write_json(smk.output.json, doc)
-
-    run_job(snakemake, job)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,7 +66,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the l2_analysis rule (empty params are left to the defaults)."""
+    argv = [*smk.params.inputs, "--json", smk.output.json]
+    for option, value in (("--kernel", smk.params.kernel), ("--arch", smk.params.arch),
+                          ("--ideal-gb", smk.params.ideal_gb), ("--peak-gbps", smk.params.peak_gbps)):
+        if value:
+            argv.append(f"{option}={value}")
+    return argv
+
+
 if "snakemake" in globals():
-    main_from_snakemake(snakemake)  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

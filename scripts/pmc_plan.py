@@ -9,6 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import argparse  # noqa: E402
 
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 PLAN_SCHEMA = "kerneltrace.pmc-plan/1"
 
@@ -48,22 +49,6 @@ def arch_from_agent_info(directory: Path) -> str | None:
     return None
 
 
-def main_from_snakemake(snakemake) -> None:  # noqa: ANN001 - the Snakemake object
-    from kerneltrace.pipeline.smk import run_job
-    from kerneltrace.rocprof.jobfile import exact_name_regex
-
-    def job(smk) -> None:  # noqa: ANN001
-        arch = smk.params.arch or arch_from_agent_info(Path(smk.params.discover_dir))
-        if not arch:
-            raise InputError("GPU arch unknown for the PMC plan", "config pmc.arch",
-                             "set pmc: {arch: gfx942} (or gfx90a / gfx950) in the config")
-        write_plan(arch=arch, kernel_regex=exact_name_regex(smk.params.kernel_name),
-                   out_dir=Path(smk.output.jobs), metrics=list(smk.params.metrics) or None,
-                   job_format=smk.params.job_format, capture_dir=None, output_location=False)
-
-    run_job(snakemake, job)
-
-
 def main(argv: list[str] | None = None) -> int:
     from kerneltrace.counters.table import DEFAULT_METRICS, METRICS, SUPPORTED_ARCHES
 
@@ -72,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         "one rocprofv3 -i input file per job.",
         epilog=f"metrics: {', '.join(METRICS)}; default: {', '.join(DEFAULT_METRICS)}",
     )
-    parser.add_argument("--arch", required=True, help=f"gfx target: {', '.join(SUPPORTED_ARCHES)}")
+    parser.add_argument("--arch", help=f"gfx target: {', '.join(SUPPORTED_ARCHES)} (default: from --discover-dir)")
+    parser.add_argument("--discover-dir", type=Path, help="a discovery output folder whose agent_info CSV names the GPU")
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--kernel", metavar="REGEX", help="kernel_include_regex, passed through as written")
     which.add_argument("--kernel-name", metavar="EXACT", help="exact kernel name (escaped into an anchored regex)")
@@ -80,22 +66,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics", nargs="+", metavar="METRIC", help="metrics to plan (default: the L2/HBM set)")
     parser.add_argument("--format", choices=("json", "yaml"), default="json", help="job file format (default json)")
     parser.add_argument("--capture-dir", help="output_directory base written into the jobs (default OUT_DIR)")
+    parser.add_argument("--no-output-location", action="store_true",
+                        help="write no output_directory into the jobs (the capture command line sets it)")
     args = parser.parse_args(argv)
     from kerneltrace.rocprof.jobfile import exact_name_regex
 
     metrics = [m for item in (args.metrics or []) for m in item.split(",") if m]
     regex = args.kernel if args.kernel is not None else exact_name_regex(args.kernel_name)
-    plan = write_plan(arch=args.arch, kernel_regex=regex, out_dir=args.out_dir, metrics=metrics or None,
-                      job_format=args.format, capture_dir=args.capture_dir)
+    arch = args.arch or (arch_from_agent_info(args.discover_dir) if args.discover_dir else None)
+    if not arch:
+        raise InputError("GPU arch unknown for the PMC plan", "--arch / config pmc.arch",
+                         "pass --arch gfx942 (or gfx90a / gfx950); in the pipeline set pmc: {arch: gfx942}")
+    plan = write_plan(arch=arch, kernel_regex=regex, out_dir=args.out_dir, metrics=metrics or None,
+                      job_format=args.format, capture_dir=args.capture_dir,
+                      output_location=not args.no_output_location)
     for entry in plan["jobs"]:
         usage = ", ".join(f"{block} {n}" for block, n in sorted(entry["block_usage"].items()))
         print(f"{args.out_dir / entry['file']}: {' '.join(entry['counters'])}  [{usage}]")
-    print(f"{len(plan['jobs'])} single-pass job(s) for {args.arch}; run each as "
+    print(f"{len(plan['jobs'])} single-pass job(s) for {arch}; run each as "
           "`rocprofv3 -i FILE -- <app>`; validate with `rocprofv3-avail pmc-check` first")
     return 0
 
 
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the pmc_plan rule (arch from config, else the discovery's agent_info)."""
+    argv = [f"--kernel-name={smk.params.kernel_name}", "--out-dir", smk.output.jobs,
+            f"--format={smk.params.job_format}", "--no-output-location",
+            f"--discover-dir={smk.params.discover_dir}"]
+    if smk.params.arch:
+        argv.append(f"--arch={smk.params.arch}")
+    if smk.params.metrics:
+        argv += ["--metrics", *smk.params.metrics]
+    return argv
+
+
 if "snakemake" in globals():
-    main_from_snakemake(snakemake)  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

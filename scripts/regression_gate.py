@@ -12,6 +12,7 @@ from kerneltrace.analysis.compare.inputs import read_json  # noqa: E402
 from kerneltrace.analysis.compare.regression import gate_message  # noqa: E402
 from kerneltrace.atomic import refuse_input_overwrite, write_text  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 EXIT_REGRESSED = 1
 
@@ -33,21 +34,19 @@ def main(argv: list[str] | None = None) -> int:
     refuse_input_overwrite((args.flag,), (args.report,))
     message = gate(args.report, args.flag)
     if message:
-        print(f"regression gate: {message}", file=sys.stderr)
+        # in the pipeline the regression report (another job's outputs) is kept; only this job fails
+        print(f"error: regression gate: {message}", file=sys.stderr)
         return EXIT_REGRESSED
+    print("regression gate: passed")
     return 0
 
 
-def from_snakemake(smk) -> None:
-    message = gate(smk.input.report, smk.output.flag)
-    with open(smk.log[0], "w") as log:
-        print(f"regression gate: {message or 'passed'}", file=log)
-    if message:
-        # Snakemake keeps regression.md/json (another job's outputs); only this job fails.
-        raise SystemExit(f"regression gate: {message}")
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the regression_gate rule."""
+    return [smk.input.report, smk.output.flag]
 
 
 if "snakemake" in globals():
-    from_snakemake(snakemake)  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -11,7 +11,8 @@ import argparse  # noqa: E402
 from kerneltrace.analysis.compare.document import parse_thresholds  # noqa: E402
 from kerneltrace.analysis.compare.regression import regression_check  # noqa: E402
 from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text  # noqa: E402
-from kerneltrace.errors import InputError, run_cli  # noqa: E402
+from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 from kerneltrace.render.compare import render_markdown  # noqa: E402
 from kerneltrace.render.markdown import html_comment  # noqa: E402
 
@@ -45,20 +46,16 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def from_snakemake(smk) -> None:
-    with open(smk.log[0], "w") as log:
-        sys.stderr = log
-        try:
-            result = write_outputs(smk.input.baseline, smk.wildcards.run, list(smk.input.hotspots),
-                                   smk.params.thresholds, smk.output.json, smk.output.md,
-                                   smk.input.summary)
-        except InputError as err:
-            print(f"error: {err}", file=log)
-            raise SystemExit(f"error: {err}") from None
-        print(f"{smk.wildcards.run}: {result['verdict']}", file=log)
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the regression_report rule (config thresholds as NAME=VALUE,...)."""
+    thresholds = ",".join(f"{name}={'off' if value is None or value is False else value}"
+                          for name, value in dict(smk.params.thresholds).items())
+    return ["--baseline", smk.input.baseline, "--run", smk.wildcards.run, f"--thresholds={thresholds}",
+            "--json", smk.output.json, "--markdown", smk.output.md, "--summary", smk.input.summary,
+            *smk.input.hotspots]
 
 
 if "snakemake" in globals():
-    from_snakemake(snakemake)  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -11,6 +11,7 @@ import argparse  # noqa: E402
 from kerneltrace.analysis.compare.inputs import read_json  # noqa: E402
 from kerneltrace.atomic import write_text  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 from kerneltrace.render.index import render_index, run_row  # noqa: E402
 
 
@@ -36,14 +37,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def from_snakemake(smk) -> None:
-    with open(smk.log[0], "w") as log:
-        sys.stderr = log
-        # Under Snakemake this file runs from a copy in .snakemake/scripts: take paths from params.
-        write_index(Path(smk.output.html).parent, list(smk.params.runs), Path(smk.output.html))
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the batch_index rule."""
+    return ["--out", smk.output.html, str(Path(smk.output.html).parent), *smk.params.runs]
 
 
 if "snakemake" in globals():
-    from_snakemake(snakemake)  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

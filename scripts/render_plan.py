@@ -5,22 +5,10 @@ Command line:
     render_plan.py --hotspots H1.json [H2.json ...] [--l2 L1.json ...] --out-dir reports/RUN
                    [--run RUN] [--charts]
 
-As a Snakemake `script:` (workflow/rules/report.smk, owner: pipeline), the rule provides
-named `input.hotspots` (list), `input.l2` (list, may be empty), `output.md`, `output.html`,
-`output.summary`, `params.run`, and optionally `output.charts` (a directory): chart SVGs are then
-written there so the rule can register them, e.g.
-
-    output:
-        md=report("reports/{run}/plan.md", caption="../report/plan.rst", category="Plan"),
-        html=report("reports/{run}/plan.html", caption="../report/plan.rst", category="Plan"),
-        summary="reports/{run}/summary.json",
-        charts=report(directory("reports/{run}/charts"), patterns=["{name}.svg"],
-                      caption="../report/charts.rst", category="Charts"),
-
-Captions live in workflow/report/*.rst (workflow.rst for `report: "report/workflow.rst"`).
+As a Snakemake `script:` (workflow/rules/report.smk), `snakemake_argv` builds the same command
+line from the rule's input/output/params and `run_rule` runs `main` with it.
 """
 
-from __future__ import annotations
 
 import argparse
 import sys
@@ -30,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 
 def render(
@@ -65,7 +54,7 @@ def render(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0] or None)
     parser.add_argument(
         "--hotspots", nargs="+", type=Path, required=True, help="hotspot JSON files"
     )
@@ -99,20 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def snakemake_main(smk) -> None:  # pragma: no cover - exercised by the pipeline
-    charts = getattr(smk.output, "charts", None)
-    render(
-        [Path(p) for p in smk.input.hotspots],
-        [Path(p) for p in getattr(smk.input, "l2", [])],
-        Path(smk.output.md),
-        Path(smk.output.html),
-        Path(smk.output.summary),
-        getattr(smk.params, "run", None),
-        Path(charts) if charts else None,
-    )
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the plan rule."""
+    return ["--hotspots", *smk.input.hotspots, "--l2", *smk.input.l2, "--out-dir", smk.params.out_dir,
+            f"--run={smk.wildcards.run}", "--charts", "--kept", *smk.input.kept]
 
 
 if "snakemake" in globals():
-    snakemake_main(globals()["snakemake"])  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

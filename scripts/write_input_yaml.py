@@ -10,6 +10,7 @@ import argparse  # noqa: E402
 
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 from kerneltrace.rocprof import jobfile  # noqa: E402
 
 
@@ -19,16 +20,6 @@ def job_text(kernel_name: str, settings: dict, job_format: str) -> str:
         values["att_library_path"] = tuple(values["att_library_path"])
     att = jobfile.AttSettings(**values)
     return jobfile.dump_jobs([jobfile.att_job(jobfile.exact_name_regex(kernel_name), att)], job_format)
-
-
-def main_from_snakemake(snakemake) -> None:  # noqa: ANN001
-    from kerneltrace.pipeline.smk import run_job
-
-    def job(smk) -> None:  # noqa: ANN001
-        atomic.write_text(smk.output.job, job_text(smk.params.kernel_name, dict(smk.params.settings),
-                                                   smk.params.job_format))
-
-    run_job(snakemake, job)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,13 +35,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--att-simd-select", default=defaults.att_simd_select)
     parser.add_argument("--att-buffer-size", default=defaults.att_buffer_size)
     parser.add_argument("--att-library-path", action="append", default=[])
+    parser.add_argument("--truncate-kernels", action="store_true", help="set truncate_kernels in the job")
     args = parser.parse_args(argv)
-    cu = args.att_target_cu
+    def number(value: object) -> object:  # decimal digits are a number (as in the config), 0x.. stays text
+        return int(value) if str(value).isdigit() else value
+
     settings = {"kernel_iteration_range": args.iterations,
-                "att_target_cu": int(cu) if str(cu).isdigit() else cu,
-                "att_shader_engine_mask": args.att_shader_engine_mask,
-                "att_simd_select": args.att_simd_select, "att_buffer_size": args.att_buffer_size,
-                "att_library_path": args.att_library_path}
+                "att_target_cu": number(args.att_target_cu),
+                "att_shader_engine_mask": number(args.att_shader_engine_mask),
+                "att_simd_select": number(args.att_simd_select),
+                "att_buffer_size": number(args.att_buffer_size),
+                "att_library_path": args.att_library_path,
+                "truncate_kernels": args.truncate_kernels}
     text = job_text(args.kernel_name, settings, args.format)
     if args.output:
         atomic.write_text(args.output, text)
@@ -59,7 +55,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def snakemake_argv(smk) -> list[str]:
+    """The command line of the write_input_yaml rule (ATT settings from the config)."""
+    settings = dict(smk.params.settings)
+    argv = ["-o", smk.output.job, f"--format={smk.params.job_format}",
+            f"--iterations={settings['kernel_iteration_range']}",
+            f"--att-target-cu={settings['att_target_cu']}",
+            f"--att-shader-engine-mask={settings['att_shader_engine_mask']}",
+            f"--att-simd-select={settings['att_simd_select']}",
+            f"--att-buffer-size={settings['att_buffer_size']}"]
+    argv += [f"--att-library-path={path}" for path in settings.get("att_library_path") or []]
+    if settings.get("truncate_kernels"):
+        argv.append("--truncate-kernels")
+    return [*argv, "--", smk.params.kernel_name]
+
+
 if "snakemake" in globals():
-    main_from_snakemake(snakemake)  # noqa: F821
+    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
 elif __name__ == "__main__":
     sys.exit(run_cli(main))

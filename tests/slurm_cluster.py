@@ -87,6 +87,7 @@ SchedulerType=sched/builtin
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 ReturnToService=2
+SlurmdParameters=config_overrides
 MinJobAge=300
 KillWait=2
 MailProg=/bin/true
@@ -109,12 +110,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def this_node() -> Node:
-    """The machine as `slurmd -C` sees it, memory rounded down so the node never drains on it."""
+def this_node(min_cpus: int = 4) -> Node:
+    """The machine as `slurmd -C` sees it, memory rounded down so the node never drains on it.
+
+    At least ``min_cpus`` CPUs are declared (slurm.conf's config_overrides accepts more than the
+    hardware has): profiles/slurm's group jobs ask for 4 CPUs, as on any real compute node.
+    """
     out = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout
     fields = dict(item.split("=", 1) for item in out.split() if "=" in item)
     memory = int(fields.get("RealMemory", "2048"))
-    return Node(name=socket.gethostname().split(".")[0], cpus=int(fields.get("CPUs", "1")),
+    return Node(name=socket.gethostname().split(".")[0],
+                cpus=max(min_cpus, int(fields.get("CPUs", "1"))),
                 memory_mb=max(1024, memory * 9 // 10))
 
 

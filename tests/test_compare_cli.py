@@ -41,10 +41,12 @@ def test_regression_exit_1_with_reports(tmp_path):
     proc = run(before, after, "--json", out_json, "--markdown", out_md)
     assert proc.returncode == 1
     assert "REGRESSED" in proc.stdout
+    assert "estimated time change: +" in proc.stdout and "basis latency_per_wave" in proc.stdout
     assert json.loads(out_json.read_text())["verdict"] == "regressed"
     markdown = out_md.read_text()
     assert markdown.startswith("# Comparison: **regressed**")
     assert "`/src/kernel.py:12`" in markdown
+    assert "**estimated time change: +" in markdown
 
 
 def test_fail_on_loosened_thresholds_exit_0(tmp_path):

@@ -146,3 +146,11 @@ def test_no_import_cycles():
 def test_the_layer_order_itself(edge, upward):
     source, target = edge
     assert (layer_of(target) > layer_of(source)) is upward
+
+
+def test_every_module_is_in_the_architecture_module_index():
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    index = text[text.index("## Module index"):]
+    missing = [str(path.relative_to(PACKAGE)) for path in sorted(PACKAGE.rglob("*.py"))
+               if f"\n{path.relative_to(PACKAGE)} " not in index]
+    assert not missing, f"add to docs/architecture.md (Module index): {missing}"

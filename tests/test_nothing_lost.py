@@ -110,7 +110,8 @@ def interrupted(tmp_path_factory) -> dict[str, object]:
     root = tmp_path_factory.mktemp("resume")
     repo = _repo_copy(root)
     env = double_env(root, call_log=True)
-    analyzer = repo / "scripts" / "hotspot_analyzer.py"
+    # the hotspots job runs in the Snakemake process: break the module it calls (in the copy)
+    analyzer = repo / "kerneltrace" / "pipeline" / "hotspots_job.py"
     good_analyzer = analyzer.read_text()
     counter = root / "app_runs"
     # 1st app run = discovery, 2nd/3rd = the two ATT captures: the 3rd fails (once).
@@ -134,7 +135,8 @@ def interrupted(tmp_path_factory) -> dict[str, object]:
         })
 
     run("--keep-going")
-    analyzer.write_text("import sys\nprint('error: injected analysis failure', file=sys.stderr)\nsys.exit(3)\n")
+    analyzer.write_text("from kerneltrace.errors import InputError\n\n\ndef hotspots_job(*args, **kwargs):\n"
+                        "    raise InputError('injected analysis failure', 'test', 'repair it')\n")
     run("--keep-going")
     analyzer.write_text(good_analyzer)
     run()

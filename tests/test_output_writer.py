@@ -217,7 +217,8 @@ def test_the_rename_pattern_catches_what_it_should():
 
 def test_hotspots_rule_writes_its_text_report_through_the_writer():
     rules = (REPO / "workflow" / "rules" / "analysis.smk").read_text(encoding="utf-8")
-    assert "> {output.text" not in rules and "--text {output.text:q}" in rules
+    script = (REPO / "scripts" / "hotspot_analyzer.py").read_text(encoding="utf-8")
+    assert "> {output.text" not in rules and '"--text", smk.output.text' in script
 
 
 # ---- no CLI writes over one of its inputs (issue 14 point 6) --------------------------------

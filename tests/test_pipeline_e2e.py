@@ -80,7 +80,7 @@ def test_use1_cmd_on_double_then_slurm_dry_run_and_rerun_boundary(tmp_path, env)
     slurm = snakemake(work, env, "-n", "--workflow-profile", str(REPO_ROOT / "profiles" / "slurm"),
                       "--config", "cmd=true bench_pa.py --tag x", "-R", "att_capture")
     assert slurm.returncode == 0, output(slurm)
-    block = slurm.stdout.split("rule att_capture:")[1].split("\n\n")[0]
+    block = slurm.stdout.split("checkpoint att_capture:")[1].split("\n\n")[0]  # a checkpoint
     assert "gpu=1" in block and "slurm_partition=gpu" in block
 
 

@@ -17,7 +17,7 @@ Capture = Callable[..., dict[str, object]]
 
 
 def add_common_arguments(parser: argparse.ArgumentParser, *, job_help: str, cmd_help: str) -> None:
-    """--job, --cmd, --out-dir, --rocprofv3, --timeout, --env, --log."""
+    """--job, --cmd, --out-dir, --rocprofv3, --timeout, --env, --log, --record."""
     parser.add_argument("--job", type=Path, required=True, help=job_help)
     parser.add_argument("--cmd", required=True, help=cmd_help)
     parser.add_argument("--out-dir", type=Path, required=True, help="final capture folder")
@@ -25,6 +25,7 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, job_help: str, cmd_
     parser.add_argument("--timeout", type=number("--timeout", minimum=0), default=3600, help="seconds (0 = none)")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--log", type=Path, help="log file (default OUT_DIR.log)")
+    parser.add_argument("--record", type=Path, help="capture record JSON (default OUT_DIR.capture.json)")
 
 
 def env_pairs(items: list[str]) -> dict[str, str]:
@@ -39,11 +40,12 @@ def common_options(args: argparse.Namespace) -> dict[str, Any]:
             "log_path": args.log or args.out_dir.with_suffix(".log")}
 
 
-def common_options_from_snakemake(smk: Any) -> dict[str, Any]:
-    """The common options from a capture rule (input.job, params, log)."""
-    return {"job_path": Path(smk.input.job), "cmd": smk.params.cmd, "rocprofv3": smk.params.rocprofv3,
-            "env_extra": dict(smk.params.env), "timeout": float(smk.params.timeout),
-            "capture_dir": Path(smk.params.capture_dir), "log_path": Path(smk.log[0])}
+def snakemake_common_argv(smk: Any) -> list[str]:
+    """The common options of a capture rule (input.job, params, log, output.record) as a command line."""
+    argv = ["--job", smk.input.job, f"--cmd={smk.params.cmd}", "--out-dir", smk.params.capture_dir,
+            f"--rocprofv3={smk.params.rocprofv3}", f"--timeout={smk.params.timeout}",
+            "--log", smk.log[0], "--record", smk.output.record]
+    return argv + [f"--env={key}={value}" for key, value in dict(smk.params.env).items()]
 
 
 def run_from_args(args: argparse.Namespace, capture: Capture, describe: Callable[[dict[str, object]], str]) -> int:
@@ -56,16 +58,6 @@ def run_from_args(args: argparse.Namespace, capture: Capture, describe: Callable
     except CaptureFailed as err:
         print(f"error: {err}", file=sys.stderr)
         return err.exit_code or 1
-    atomic.write_json(args.out_dir.with_name(args.out_dir.name + ".capture.json"), record)
+    atomic.write_json(args.record or args.out_dir.with_name(args.out_dir.name + ".capture.json"), record)
     print(describe(record))
     return 0
-
-
-def run_from_snakemake(snakemake: Any, capture: Capture) -> None:
-    """Run ``capture(**common options)`` as a Snakemake job; the record goes to output.record."""
-    from kerneltrace.pipeline.smk import run_job
-
-    def job(smk: Any) -> None:
-        atomic.write_json(smk.output.record, capture(**common_options_from_snakemake(smk)))
-
-    run_job(snakemake, job)

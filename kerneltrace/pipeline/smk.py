@@ -1,37 +1,63 @@
-"""Glue for scripts run by Snakemake `script:`: log to the rule log, turn bad input into an exit code."""
+"""How every script meets Snakemake: a `script:` job runs the script's own ``main(argv)``, logged, with its exit code.
+
+Each script in scripts/ has ``main(argv)`` (its command line) and ``snakemake_argv(smk)`` (the
+same command line built from the rule's input/output/params). Its last lines are always::
+
+    if "snakemake" in globals():
+        run_rule(snakemake, main, snakemake_argv)
+    elif __name__ == "__main__":
+        sys.exit(run_cli(main))
+
+so a rule runs exactly the code a user runs by hand (the PyPSA-Eur pattern), and the rule's
+``conda:`` environment is the one that runs it.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from kerneltrace.errors import EXIT_BAD_INPUT, InputError
-from kerneltrace.rocprof.capture import CaptureFailed
+from kerneltrace.errors import run_cli
 
 
-def run_job(snakemake: Any, job: Callable[[Any], None]) -> None:
-    """Run ``job(snakemake)`` with stderr going to the rule log; errors → one line + exit code."""
+class _Tee:
+    """A text stream writing to the rule log that remembers the last `error:` line."""
+
+    def __init__(self, log: Any) -> None:
+        self.log = log
+        self.last_error = ""
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            if line.startswith("error:"):
+                self.last_error = line
+        return self.log.write(text)
+
+    def flush(self) -> None:
+        self.log.flush()
+
+
+def run_rule(snakemake: Any, main: Callable[[list[str] | None], int],
+             snakemake_argv: Callable[[Any], list[str]]) -> None:
+    """Run ``main(snakemake_argv(snakemake))`` for a `script:` job.
+
+    stdout and stderr go to the rule's log (log[0]); bad input is one `error:` line there (run_cli)
+    and, with the log's path, on the console; a non-zero exit code fails the job.
+    """
+    argv = [str(arg) for arg in snakemake_argv(snakemake)]
     log_path = snakemake.log[0] if len(snakemake.log) else None
-    real_stderr = sys.stderr
-    log = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
-    if log is not None:
-        sys.stderr = log
-    code = 0
-    message = ""
-    try:
-        job(snakemake)
-    except CaptureFailed as err:
-        code, message = err.exit_code or 1, str(err)
-    except InputError as err:
-        code, message = EXIT_BAD_INPUT, str(err)
-    finally:
-        sys.stderr = real_stderr
-        if log is not None:
-            if message:
-                log.write(f"error: {message}\n")
-            log.close()
+    if log_path is None:
+        code = run_cli(main, argv)
+        if code:
+            sys.exit(code)
+        return
+    with open(log_path, "a", encoding="utf-8") as log:
+        tee = _Tee(log)
+        with contextlib.redirect_stdout(tee), contextlib.redirect_stderr(tee):
+            code = run_cli(main, argv)
     if code:
-        where = f" (log: {log_path})" if log_path and "log:" not in message else ""
-        print(f"error: {message}{where}", file=real_stderr)
+        message = tee.last_error or f"error: exit code {code}"
+        print(f"{message} (log: {log_path})", file=sys.stderr)
         sys.exit(code)

@@ -13,6 +13,9 @@ checkpoint dispatches:
     conda:
         "../envs/analysis.yaml"
     params:
+        # dir runs: adding/removing a dispatch dir, re-capturing its code.json or a CSV appearing
+        # changes this signature, so the list is redone (a params rerun trigger)
+        tree=tree_param,
         mode=run_param("mode"),
         search_dir=run_param("dir"),
         kernel=run_param("kernel"),
@@ -20,28 +23,32 @@ checkpoint dispatches:
         "../../scripts/find_dispatch_dirs.py"
 
 
+# One job per dispatch dir; its inputs and its `signature` param cover every file the analysis reads
+# (docs/pipeline.md, "Rerun behaviour"). It runs in the Snakemake process (run: + the default
+# profile's force-use-threads) and also writes the copy kept under reports/ (no extra job).
 rule hotspots:
     input:
-        manifest="results/{run}/dispatches.tsv",
-        analyzer=os.path.join(SCRIPTS, "hotspot_analyzer.py"),
+        files=dispatch_inputs,
     output:
         json="results/{run}/hotspots/{dispatch}.json",
         text="results/{run}/hotspots/{dispatch}.txt",
+        # reports/{run}/ alone is a complete baseline (compare.py, regression gate)
+        kept="reports/{run}/hotspots/{dispatch}.json",
     log:
         "logs/{run}/hotspots/{dispatch}.log",
-    benchmark:
-        "benchmarks/{run}/hotspots/{dispatch}.tsv"
     # On a cluster, profiles/slurm packs a run's hotspot jobs into a few group jobs
     # (group-components); one group per run, as groups spanning runs break on Snakemake 9's
     # checkpoint updates. Local runs ignore groups.
     group:
         "analysis_{run}"
-    conda:
-        "../envs/analysis.yaml"
+    # no conda env here: a run: block executes in Snakemake's own interpreter, where it has no effect
     params:
         dispatch_dir=dispatch_param("dispatch_dir"),
-        extra=hotspot_args,
+        waves=dispatch_waves,
+        arch=run_param("arch"),
+        capture_report=capture_report,
+        capture_state=capture_state,
         topk=config["topk"],
-    shell:
-        '"$KERNELTRACE_PYTHON" {input.analyzer:q} {params.dispatch_dir:q} --topk {params.topk}'
-        " {params.extra} --json {output.json:q} --text {output.text:q} 2> {log:q}"
+        signature=dispatch_signature,
+    run:
+        run_hotspots_job(params, output, log)

@@ -20,7 +20,9 @@ rule write_input_yaml:
         "../../scripts/write_input_yaml.py"
 
 
-rule att_capture:
+# A checkpoint so that decode's `tree` param is computed after the capture exists
+# (decoded_manifests in common.smk waits for it).
+checkpoint att_capture:
     input:
         job=f"results/{{run}}/jobs/{{kernel}}{JOB_SUFFIX}",
     output:
@@ -59,6 +61,8 @@ rule decode:
     conda:
         "../envs/analysis.yaml"
     params:
+        # a dispatch dir added to or removed from the raw capture (cached captures) redoes the list
+        tree=capture_tree_param,
         capture_log="logs/{run}/att_capture/{kernel}.log",
         att_library_path=config["att_library_path"],
     script:

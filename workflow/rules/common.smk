@@ -1,11 +1,11 @@
-# Config validation, the runs of this invocation, and helpers shared by every rule file.
+# Config validation, the runs of this invocation, run/config helpers and cached manifest reads.
+import functools
 import os
 import re
 import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
 sys.path.insert(0, os.path.abspath(os.path.join(workflow.basedir)))
 
@@ -13,35 +13,38 @@ from kerneltrace.errors import InputError  # noqa: E402
 from kerneltrace.readers.wavefile.reader import wave_files  # noqa: E402
 from kerneltrace.rocprof import jobfile  # noqa: E402
 from kerneltrace.rocprof.discover import read_tsv  # noqa: E402
+from kerneltrace.pipeline import configcheck, rerun  # noqa: E402
 from kerneltrace.pipeline.manifest import read_manifest  # noqa: E402
 from kerneltrace.pipeline.runs import build_runs  # noqa: E402
 
 REPO = workflow.basedir
 SCHEMA = os.path.join(REPO, "workflow", "schemas", "config.schema.yaml")
 EXAMPLE_DIR = os.path.join(REPO, "examples", "synthetic_gemm")
-SCRIPTS = os.path.join(REPO, "scripts")
-
-# Shell rules run the scripts with the interpreter running Snakemake, passed as $KERNELTRACE_PYTHON:
-# as a param (or formatted into the rule's shell text) its path would be a rerun trigger, so the
-# same results run through another python path (venv symlink, CI runner) would be redone. Set here,
-# not by the user (every job, local or cluster, parses this file first).
-os.environ.update(KERNELTRACE_PYTHON=sys.executable)
 
 
-def _known_keys():
-    import yaml
-
-    with open(SCHEMA, encoding="utf-8") as handle:
-        return set(yaml.safe_load(handle)["properties"])
+# hotspots jobs run in threads of this process: the wave reader must not fork a second reader here
+os.environ.update(KERNELTRACE_WAVE_WORKERS="1")
 
 
-_unknown = sorted(set(config) - _known_keys())
-if _unknown:
-    raise WorkflowError(
-        f"unknown config key(s): {', '.join(_unknown)}. Valid keys: "
-        f"{', '.join(sorted(_known_keys()))} (see config/README.md)"
-    )
-validate(config, schema=SCHEMA)
+def _validate(config):
+    """The schema checks every key and value (defaults filled in; the schema is read once: this
+    runs at every start, a no-op re-run included); an unknown key gets the list of valid ones.
+    """
+    schema = configcheck.load_schema(SCHEMA)
+    unknown = configcheck.unknown_keys(config, schema)
+    if unknown:
+        raise WorkflowError(
+            f"unknown config key(s): {', '.join(unknown)}. Valid keys: "
+            f"{', '.join(sorted(schema['properties']))} (see config/README.md)"
+        )
+    invalid = configcheck.validate_config(config, schema)
+    if invalid:
+        raise WorkflowError(
+            f"Error validating config: {invalid} (see config/README.md)"
+        )
+
+
+_validate(config)
 
 try:
     RUNS, _note = build_runs(config, Path(EXAMPLE_DIR), Path.cwd(), (Path(REPO),))
@@ -50,10 +53,6 @@ except InputError as err:
 print(f"kernel-trace-analysis: {_note}", file=sys.stderr)
 
 JOB_SUFFIX = jobfile.job_suffix(config["job_format"])
-
-# Hooks for the optional stage files pmc.smk and regression.smk (append functions; docs/pipeline.md).
-PLAN_L2_INPUTS = []  # f(run) -> list of L2 JSON paths for the plan
-ALL_EXTRA_TARGETS = []  # f() -> list of extra targets of the default target
 
 RUN_PATTERN = "|".join(re.escape(name) for name in RUNS)
 
@@ -87,28 +86,38 @@ def kernel_name(run, kernel):
     raise WorkflowError(f"{kernel} not in {table}")
 
 
+@functools.lru_cache(maxsize=64)
+def _manifest(path, stamp):
+    return {row["id"]: row for row in read_manifest(path)}
+
+
+def manifest_by_id(path):
+    """dispatches.tsv rows by id, read once per file version (param functions ask per job)."""
+    info = os.stat(path)
+    return _manifest(str(path), (info.st_mtime_ns, info.st_size))
+
+
 def dispatch_rows(run):
     """Rows of results/{run}/dispatches.tsv; waits for the dispatches checkpoint."""
     manifest = checkpoints.dispatches.get(run=run).output.manifest
-    return read_manifest(manifest)
+    return list(manifest_by_id(manifest).values())
 
 
 def dispatch_row(run, dispatch):
-    for row in read_manifest(f"results/{run}/dispatches.tsv"):
-        if row["id"] == dispatch:
-            return row
-    raise WorkflowError(f"dispatch {dispatch} not in results/{run}/dispatches.tsv")
+    rows = manifest_by_id(f"results/{run}/dispatches.tsv")
+    if dispatch not in rows:
+        raise WorkflowError(f"dispatch {dispatch} not in results/{run}/dispatches.tsv")
+    return rows[dispatch]
 
 
 def kept_documents(wildcards):
     """reports/{run}/hotspots/*.json and reports/{run}/l2/*.json (copies of the stage documents)."""
     run = wildcards.run
     kept = [f"reports/{run}/hotspots/{row['id']}.json" for row in dispatch_rows(run)]
-    for provider in PLAN_L2_INPUTS:
-        kept += [
-            os.path.join("reports", run, "l2", os.path.basename(path))
-            for path in provider(run)
-        ]
+    kept += [
+        os.path.join("reports", run, "l2", os.path.basename(path))
+        for path in pmc_l2_files(run)  # pmc.smk
+    ]
     return kept
 
 
@@ -122,8 +131,9 @@ def all_targets(wildcards):
     targets = []
     for run in RUNS:
         targets += [f"reports/{run}/plan.md", f"reports/{run}/plan.html"]
-    for extra in ALL_EXTRA_TARGETS:
-        targets += list(extra())
+    targets.append("reports/index.html")  # regression.smk: batch_index
+    if config.get("baseline"):
+        targets += expand("results/{run}/regression.passed", run=list(RUNS))
     return targets
 
 
@@ -159,13 +169,19 @@ def att_settings(wildcards):
 
 
 def decoded_manifests(wildcards):
-    """Per-kernel decode manifests of a cmd run; nothing for a dir run."""
+    """Per-kernel decode manifests of a cmd run; nothing for a dir run.
+
+    Waits for every att_capture (a checkpoint): the decode jobs are then created after their
+    capture exists, so decode's `tree` param (the raw capture's signature) is computed on it and
+    a dispatch dir added to or removed from a cached capture re-runs decode.
+    """
     if run_spec(wildcards.run).mode != "cmd":
         return []
+    kernels = selected_kernels(wildcards.run)
+    for kernel in kernels:
+        checkpoints.att_capture.get(run=wildcards.run, kernel=kernel)
     return expand(
-        "results/{run}/att/{kernel}/dispatches.tsv",
-        run=wildcards.run,
-        kernel=selected_kernels(wildcards.run),
+        "results/{run}/att/{kernel}/dispatches.tsv", run=wildcards.run, kernel=kernels
     )
 
 
@@ -184,29 +200,6 @@ def has_wave_files(row):
     return bool(wave_files(Path(row["dispatch_dir"])))
 
 
-def hotspot_args(wildcards):
-    """Optional analyzer arguments, shell-quoted. The CSV metadata is not passed: the analyzer
-    finds it in the capture bundle with the same lookup as on the command line (model.metadata).
-    """
-    import shlex
-
-    row = dispatch_row(wildcards.run, wildcards.dispatch)
-    args = []
-    if has_wave_files(row):
-        # wave-level analysis (hotspots/2 `waves`): the plan attributes waits to their loads
-        args.append("--waves")
-    arch = run_spec(wildcards.run).arch
-    if arch:
-        args += ["--arch", arch]
-    if row.get("source") == "capture" and row.get("kernel_id"):
-        # the decode report says whether the capture was truncated (buffer full, data lost)
-        args += [
-            "--capture-report",
-            f"results/{wildcards.run}/att/{row['kernel_id']}/decode.json",
-        ]
-    return shlex.join(args)
-
-
 def plan_hotspots(wildcards):
     return expand(
         "results/{run}/hotspots/{dispatch}.json",
@@ -216,99 +209,8 @@ def plan_hotspots(wildcards):
 
 
 def plan_l2(wildcards):
-    files = []
-    for provider in PLAN_L2_INPUTS:
-        files += list(provider(wildcards.run))
-    return files
+    return pmc_l2_files(wildcards.run)  # pmc.smk
 
 
 def plan_dir(wildcards, output):
     return os.path.dirname(output.md)
-
-
-# --- PMC stage helpers (rules in pmc.smk; they only run when that file is included) ---
-
-PMC = config.get("pmc") or {}
-
-
-def pmc_enabled():
-    return bool(PMC.get("enabled"))
-
-
-def pmc_arch(wildcards):
-    """pmc: {arch} when set, else the run's arch key, else "" (found from the captures)."""
-    return PMC.get("arch") or run_spec(wildcards.run).arch or ""
-
-
-def pmc_job_ids(run, kernel):
-    """Planned job ids (pmc_job1, ...); waits for the pmc_plan checkpoint."""
-    jobs_dir = checkpoints.pmc_plan.get(run=run, kernel=kernel).output.jobs
-    return sorted(
-        glob_wildcards(os.path.join(jobs_dir, f"{{job}}{JOB_SUFFIX}")).job,
-        key=lambda name: int(name[len("pmc_job") :]),
-    )
-
-
-def pmc_dir_kernels(run):
-    """dir runs: {kernel key: manifest rows with counter files}; key = kernel_id, else k000.. by name."""
-    groups = {}
-    names = []
-    for row in dispatch_rows(run):
-        if not row.get("pmc_files"):
-            continue
-        if row["kernel"] not in names:
-            names.append(row["kernel"])
-        key = row["kernel_id"] or "k{:03d}".format(names.index(row["kernel"]))
-        groups.setdefault(key, []).append(row)
-    return groups
-
-
-def pmc_dir_rows(run, kernel):
-    return pmc_dir_kernels(run).get(kernel, [])
-
-
-def l2_inputs(wildcards):
-    if run_spec(wildcards.run).mode == "cmd":
-        return expand(
-            "results/{run}/pmc/{kernel}/captures/{job}.json",
-            run=wildcards.run,
-            kernel=wildcards.kernel,
-            job=pmc_job_ids(wildcards.run, wildcards.kernel),
-        )
-    return ["results/{run}/dispatches.tsv".format(run=wildcards.run)]
-
-
-def l2_counter_paths(wildcards, input):
-    """Counter files: the promoted capture dirs (cmd) or the files beside the dispatch dirs (dir)."""
-    if run_spec(wildcards.run).mode == "cmd":
-        return [
-            f"results/{wildcards.run}/pmc/{wildcards.kernel}/raw/{job}"
-            for job in pmc_job_ids(wildcards.run, wildcards.kernel)
-        ]
-    paths = []
-    for row in pmc_dir_rows(wildcards.run, wildcards.kernel):
-        paths += [p for p in row["pmc_files"].split(";") if p and p not in paths]
-    return paths
-
-
-def l2_kernel_name(wildcards):
-    if run_spec(wildcards.run).mode == "cmd":
-        return kernel_name(wildcards.run, wildcards.kernel)
-    rows = pmc_dir_rows(wildcards.run, wildcards.kernel)
-    return rows[0]["kernel"] if rows else ""
-
-
-def pmc_l2_files(run):
-    """Plan hook: the L2 documents of this run (none when the PMC stage is off)."""
-    if not pmc_enabled():
-        return []
-    if run_spec(run).mode == "cmd":
-        kernels = selected_kernels(run)
-        # Resolve the pmc_plan checkpoints in the plan's own input function: Snakemake re-evaluates
-        # only direct dependents of a checkpoint, so on a re-run l2_analysis would keep unresolved
-        # (<TBD>) inputs and a missing pmc_capture would never be scheduled.
-        for kernel in kernels:
-            pmc_job_ids(run, kernel)
-    else:
-        kernels = sorted(pmc_dir_kernels(run))
-    return [f"results/{run}/l2/{kernel}.json" for kernel in kernels]

@@ -7,9 +7,6 @@ wildcard_constraints:
     job=r"pmc_job\d+",
 
 
-PLAN_L2_INPUTS.append(pmc_l2_files)
-
-
 checkpoint pmc_plan:
     input:
         table="results/{run}/discover/kernels.tsv",

@@ -8,7 +8,6 @@ rule plan:
         l2=plan_l2,
         # copies kept beside the plan so reports/{run}/ alone is a complete baseline
         kept=kept_documents,
-        renderer=os.path.join(SCRIPTS, "render_plan.py"),
     output:
         md=report(
             "reports/{run}/plan.md",
@@ -42,27 +41,12 @@ rule plan:
         "../envs/analysis.yaml"
     params:
         out_dir=plan_dir,
-    # The renderer's CLI (not `script:`): it runs the same with or without Snakemake.
-    shell:
-        '"$KERNELTRACE_PYTHON" {input.renderer:q} --hotspots {input.hotspots:q} --l2 {input.l2:q}'
-        " --out-dir {params.out_dir:q} --run {wildcards.run:q} --charts --kept {input.kept:q}"
-        " > {log:q} 2>&1"
+    script:
+        "../../scripts/render_plan.py"
 
 
 # reports/{run}/ is self-contained for later comparisons (baseline, compare.py): it keeps the
-# per-dispatch hotspot JSONs (line/instruction data) and the L2 documents beside summary.json.
-rule keep_hotspots:
-    input:
-        "results/{run}/hotspots/{dispatch}.json",
-    output:
-        "reports/{run}/hotspots/{dispatch}.json",
-    log:
-        "logs/{run}/keep_hotspots/{dispatch}.log",
-    localrule: True
-    run:
-        copy_atomically(input[0], output[0])
-
-
+# L2 documents beside summary.json (the hotspots rule keeps the per-dispatch copies itself).
 rule keep_l2:
     input:
         "results/{run}/l2/{kernel}.json",

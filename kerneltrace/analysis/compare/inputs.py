@@ -15,6 +15,7 @@ from kerneltrace.analysis.compare.document import (
     summary_level_doc,
 )
 from kerneltrace.errors import InputError
+from kerneltrace.model.naming import is_dispatch_dir
 from kerneltrace.readers.regular import read_json as read_regular_json
 
 HOTSPOT_SCHEMA_PREFIX = "kerneltrace.hotspots/"
@@ -109,7 +110,7 @@ def load_side(path: Path, *, analyze: Analyzer | None = None, run: str | None = 
         raise InputError("does not exist", str(path),
                          "pass a hotspot JSON, a dispatch dir, a summary.json or a reports/ folder")
     if path.is_dir():
-        if (path / "code.json").is_file():
+        if is_dispatch_dir(path):
             return Side(str(path), single=(analyze or _default_analyzer)(path))
         if (path / "summary.json").is_file():
             return load_side(path / "summary.json")

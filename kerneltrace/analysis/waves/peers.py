@@ -46,6 +46,7 @@ _PIPE_OF_TYPE = {
 BUCKETS_PER_OCTAVE = 8
 BUCKETS = 8 * 40  # up to 2**40 cycles per hit
 TOP_ROWS = 64  # instructions listed with per-hit percentiles and non-hidden cost
+HISTOGRAM_BATCH = 1 << 20  # (row, bucket) keys counted per histogram bincount (8 MB)
 SCOPES = 1 << 20  # (se, simd) scope keys are se * 64 + simd: below this for any real se
 
 
@@ -84,6 +85,10 @@ class PeerTotals:
     busy: list[int] = field(default_factory=lambda: [0] * len(PIPES))  # Σ union per pipe and SIMD
     uncovered: Any = None  # per row: wait-window cycles during which no wave of the SIMD issued
     settled_below: int = -(1 << 62)  # SIMD keys below this were reduced already (settle_peers)
+    # (row, bucket) keys not yet counted into `histogram`: one rows x BUCKETS bincount per
+    # HISTOGRAM_BATCH keys instead of one per group (thousands of rows make it 5 MB a time)
+    pending_buckets: list = field(default_factory=list)
+    pending_bucket_count: int = 0
     broken: bool = False  # a wave of a settled SIMD came later: the totals are incomplete
 
     @classmethod
@@ -199,8 +204,10 @@ def add_peer_group(peers: PeerTotals, waves: list[WaveFile], owner, time, stall,
     peers.cost += np.bincount(line, weights=cost, minlength=peers.rows).astype(np.int64)[: peers.rows]
     bucket = np.minimum((np.log2(cost.astype(np.float64) + 1) * BUCKETS_PER_OCTAVE).astype(np.int64),
                         BUCKETS - 1)
-    flat = np.bincount(line * BUCKETS + bucket, minlength=peers.rows * BUCKETS)
-    peers.histogram += flat[: peers.rows * BUCKETS].reshape(peers.rows, BUCKETS)
+    peers.pending_buckets.append(line * BUCKETS + bucket)
+    peers.pending_bucket_count += len(line)
+    if peers.pending_bucket_count >= HISTOGRAM_BATCH:
+        flush_histogram(peers)
     # barrier waits per (wave, row)
     at_barrier = peers.barrier[line]
     if at_barrier.any():
@@ -213,6 +220,17 @@ def add_peer_group(peers: PeerTotals, waves: list[WaveFile], owner, time, stall,
         hits = np.bincount(inverse)
         for k, total, n in zip(uniq.tolist(), sums.tolist(), hits.tolist(), strict=True):
             peers.barrier_waits.setdefault(k % peers.rows, []).append((total, n))
+
+
+def flush_histogram(peers: PeerTotals) -> None:
+    """Count the pending (row, bucket) keys into `histogram`."""
+    import numpy as np
+
+    if not peers.pending_buckets:
+        return
+    flat = np.bincount(np.concatenate(peers.pending_buckets), minlength=peers.rows * BUCKETS)
+    peers.histogram += flat[: peers.rows * BUCKETS].reshape(peers.rows, BUCKETS)
+    peers.pending_buckets, peers.pending_bucket_count = [], 0
 
 
 def _percentile(histogram_row, q: float) -> int | None:
@@ -258,6 +276,7 @@ def reduce_peers(peers: PeerTotals) -> None:
     separately and added (settle_peers, merge_peers); the kept lists are emptied.
     """
     _reduce(peers, peers.lifetimes, peers.pipe_intervals, peers.windows)
+    flush_histogram(peers)
     peers.lifetimes, peers.windows = [], []
     peers.pipe_intervals = [[] for _ in PIPES]
 
