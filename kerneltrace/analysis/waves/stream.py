@@ -193,7 +193,13 @@ def _accumulate_halves(halves: list[list[Path]], new_totals: Callable[[], WaveTo
     finally:
         gc.unfreeze()
     sender.close()
-    first = stream(halves[0], new_totals(), mfma_by_line)
+    try:
+        first = stream(halves[0], new_totals(), mfma_by_line)
+    except BaseException:  # do not leave the child blocked on a pipe nobody reads
+        receiver.close()
+        process.terminate()
+        process.join()
+        raise
     try:
         status, second = receiver.recv()
     except (EOFError, OSError):  # the child died (killed, out of memory)
