@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,6 +99,9 @@ def test_dir_batch_on_slurm_is_grouped_and_plans_match_local_run(cluster, captur
     assert "Falling back to 'sacct'" not in log and "MinJobAge" not in log
     # The plugin (2.8) cannot guess an account without sacct; it says so once per run, not per job.
     assert log.count("Unable to guess SLURM account") <= 1
+    noisy = Counter(line.strip() for line in log.splitlines()
+                    if re.search(r"warn|unable|invalid|error", line, re.I))
+    assert not [line for line, times in noisy.items() if times > 1], noisy
 
     # Same plans, summaries and kept hotspot documents as the local run, byte for byte.
     local_reports, slurm_reports = files(tmp_path / "local" / "reports"), files(tmp_path / "slurm" / "reports")
