@@ -91,3 +91,17 @@ def test_pyproject_license_is_an_spdx_string_not_a_deprecated_table():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert isinstance(project["project"]["license"], str)  # a table warns on every install
     assert any(req.replace(" ", "").startswith("setuptools>=77") for req in project["build-system"]["requires"])
+
+
+def test_readme_lists_every_config_key():
+    import re
+
+    readme = (REPO / "README.md").read_text()
+    start = readme.index("Every config key (")
+    listed = re.findall(r"`([a-z0-9_]+)`", readme[start:readme.index(")", start)])
+    assert sorted(listed) == sorted(SCHEMA["properties"]), "README config key list out of date"
+
+
+def test_unlock_after_a_kill_is_documented_where_users_look():
+    for doc in ("README.md", "docs/pipeline.md"):
+        assert "snakemake --unlock" in (REPO / doc).read_text(), doc
