@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PACKAGES = ("slurm-wlm", "munge")
+MIN_CPUS, MIN_MEMORY_MB = 4, 32000  # the node is declared at least this big (config_overrides)
 DAEMONS = ("munged", "slurmctld", "slurmd")
 POLICY_RC = Path("/usr/sbin/policy-rc.d")
 
@@ -110,7 +111,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def this_node(min_cpus: int = 4, min_memory_mb: int = 32000) -> Node:
+def this_node(min_cpus: int = MIN_CPUS, min_memory_mb: int = MIN_MEMORY_MB) -> Node:
     """The machine as `slurmd -C` sees it, declared at least as big as a small compute node.
 
     At least ``min_cpus`` CPUs and ``min_memory_mb`` are declared (slurm.conf's config_overrides
