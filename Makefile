@@ -35,8 +35,11 @@ lint: $(TEST_STAMP)
 TEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
+# The one-node SLURM cluster tests run first and alone (their daemons and status polling share
+# the machine with no other test); as root they apt-get install slurm-wlm and munge when missing.
 test: lint
-	$(PYTEST)
+	$(BIN)/python -m pytest -q -m slurm -rs
+	$(PYTEST) -m "not slurm"
 
 # Inner loop: ruff + the unit tests (no end-to-end Snakemake run, no sweep of the real captures,
 # no SLURM cluster); `make test` runs everything.

@@ -14,9 +14,9 @@ page cache and the numpy import are not charged to the first contender:
   * end to end (--e2e): wall time of `scripts/hotspot_analyzer.py DIR --waves --json OUT` (a fresh
     interpreter: start-up, imports, code.json, hotspots, waves, JSON written) against json.loads
     of the same wave files in this process, interleaved, best of --repeat each, on a large
-    synthetic 32-wave gfx942 GEMM (--gemm-mb MB of wave files) and the largest shared captures.
+    synthetic 32-wave gfx942 GEMM (--gemm-mb MB of wave files, one row per size) and the largest shared captures.
 Usage: python bench/bench_waves.py [--repeat 3] [--scales 1 10] [--e2e] [--e2e-only]
-       [--gemm-mb 35] [--baseline-root OTHER_CHECKOUT]
+       [--gemm-mb 35 100] [--baseline-root OTHER_CHECKOUT]
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def large_gemm(parent: Path, megabytes: float) -> Path:
                                                            shader_engines=4, waves_per_slot=1))
 
 
-def e2e_section(targets: dict[str, Path], repeat: int, gemm_mb: float,
+def e2e_section(targets: dict[str, Path], repeat: int, gemm_mb: list[float],
                 baseline: Path | None = None) -> None:
     """Print the end-to-end table (see the module docstring)."""
     print("\nend to end: scripts/hotspot_analyzer.py DIR --waves --json OUT (wall, fresh "
@@ -200,8 +200,9 @@ def e2e_section(targets: dict[str, Path], repeat: int, gemm_mb: float,
           f"| CLI / json.loads |{extra}")
     print("|---|---|---|---|---|---|---|---|---|" + ("---|---|---|" if baseline else ""))
     with tempfile.TemporaryDirectory() as tmp:
-        everything = {f"synthetic 32-wave gfx942 GEMM (~{gemm_mb:.0f} MB)":
-                      large_gemm(Path(tmp), gemm_mb), **targets}
+        everything = {f"synthetic 32-wave gfx942 GEMM (~{mb:.0f} MB)":
+                      large_gemm(Path(tmp) / f"{mb:g}", mb) for mb in gemm_mb}
+        everything.update(targets)
         for name, directory in everything.items():
             m = end_to_end(directory, repeat, baseline)
             row = (f"| {name} | {m['files']} | {m['mb']:.1f} | {m['cli_s']:.3f} | "
@@ -241,8 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 10])
     parser.add_argument("--e2e", action="store_true", help="add the end-to-end CLI table")
     parser.add_argument("--e2e-only", action="store_true", help="only the end-to-end CLI table")
-    parser.add_argument("--gemm-mb", type=float, default=35.0,
-                        help="wave-file MB of the synthetic GEMM of the end-to-end table")
+    parser.add_argument("--gemm-mb", type=float, nargs="+", default=[35.0],
+                        help="wave-file MB of the synthetic GEMMs of the end-to-end table")
     parser.add_argument("--baseline-root", type=Path,
                         help="another checkout whose CLI the end-to-end table also times")
     args = parser.parse_args(argv)

@@ -1,10 +1,11 @@
-"""analyze_dispatch(): one decoded ATT dispatch dir -> the kerneltrace.hotspots/1 document (dict)."""
+"""The hotspot document of one dispatch dir: readers + model + analyses -> kerneltrace.hotspots/1 (/2 with waves)."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from kerneltrace import __version__
 from kerneltrace.analysis.costs import cost_summary
@@ -167,17 +168,25 @@ def _pc_sampling_section(rows: list[CodeRow]) -> dict:
     }
 
 
-def run_analysis(
-    dispatch_dir: Path | str,
-    *,
-    arch: str | None = None,
-    kernel_trace_csv: Path | None = None,
-    agent_info_csv: Path | None = None,
-    kernel: str | None = None,
-    waves: bool = False,
-    capture_report: Path | None = None,
-) -> DispatchAnalysis:
+class AnalysisOptions(TypedDict, total=False):
+    """The options of one analysis (hotspot_analyzer.py's command line), for both entry points."""
+
+    arch: str | None                # --arch: overrides agent_info and the ISA evidence
+    kernel_trace_csv: Path | None   # --kernel-trace / --agent-info: replace the bundle search
+    agent_info_csv: Path | None
+    kernel: str | None              # --kernel SUBSTR: the kernel of a multi-kernel code.json
+    waves: bool                     # --waves: the wave-level analysis (schema /2)
+    capture_report: Path | None     # the decode report: truncated captures are stated
+
+
+def run_analysis(dispatch_dir: Path | str, **options: Unpack[AnalysisOptions]) -> DispatchAnalysis:
     """Read and analyse one dispatch dir; raises InputError for bad input (never modifies it)."""
+    unknown = set(options) - set(AnalysisOptions.__annotations__)
+    if unknown:
+        raise TypeError(f"unknown analysis option(s): {', '.join(sorted(unknown))}")
+    arch, kernel, waves = options.get("arch"), options.get("kernel"), bool(options.get("waves"))
+    kernel_trace_csv, agent_info_csv = options.get("kernel_trace_csv"), options.get("agent_info_csv")
+    capture_report = options.get("capture_report")
     given = str(dispatch_dir)
     directory = Path(dispatch_dir)
     if not directory.exists():
@@ -329,17 +338,6 @@ def _waves(directory: Path, table: CodeTable) -> dict:
     return analyze_waves(directory, table)
 
 
-def analyze_dispatch(
-    dispatch_dir: Path | str,
-    *,
-    arch: str | None = None,
-    kernel_trace_csv: Path | None = None,
-    agent_info_csv: Path | None = None,
-    kernel: str | None = None,
-    waves: bool = False,
-    capture_report: Path | None = None,
-) -> dict:
+def analyze_dispatch(dispatch_dir: Path | str, **options: Unpack[AnalysisOptions]) -> dict:
     """The kerneltrace.hotspots/1 (/2 with waves) document of one dispatch dir."""
-    return run_analysis(dispatch_dir, arch=arch, kernel_trace_csv=kernel_trace_csv,
-                        agent_info_csv=agent_info_csv, kernel=kernel, waves=waves,
-                        capture_report=capture_report).document
+    return run_analysis(dispatch_dir, **options).document

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PACKAGES = ("slurm-wlm", "munge")
+MIN_CPUS, MIN_MEMORY_MB = 4, 32000  # the node is declared at least this big (config_overrides)
 DAEMONS = ("munged", "slurmctld", "slurmd")
 POLICY_RC = Path("/usr/sbin/policy-rc.d")
 
@@ -110,18 +111,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def this_node(min_cpus: int = 4) -> Node:
-    """The machine as `slurmd -C` sees it, memory rounded down so the node never drains on it.
+def this_node(min_cpus: int = MIN_CPUS, min_memory_mb: int = MIN_MEMORY_MB) -> Node:
+    """The machine as `slurmd -C` sees it, declared at least as big as a small compute node.
 
-    At least ``min_cpus`` CPUs are declared (slurm.conf's config_overrides accepts more than the
-    hardware has): profiles/slurm's group jobs ask for 4 CPUs, as on any real compute node.
+    At least ``min_cpus`` CPUs and ``min_memory_mb`` are declared (slurm.conf's config_overrides
+    accepts more than the hardware has): profiles/slurm's group jobs ask for 4 CPUs and its GPU
+    jobs for 16 GB, as on any real node. Nothing here uses that much.
     """
     out = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout
     fields = dict(item.split("=", 1) for item in out.split() if "=" in item)
     memory = int(fields.get("RealMemory", "2048"))
     return Node(name=socket.gethostname().split(".")[0],
                 cpus=max(min_cpus, int(fields.get("CPUs", "1"))),
-                memory_mb=max(1024, memory * 9 // 10))
+                memory_mb=max(min_memory_mb, memory * 9 // 10))
 
 
 def packages_missing() -> list[str]:

@@ -60,6 +60,8 @@ def test_rules_run_scripts_only_through_script_directives():
         text = rule.read_text()
         assert "shell:" not in text, f"{rule.name}: a shell: rule bypasses the rule's conda env"
         for block in re.split(r"\n(?=\s*(?:rule|checkpoint) )", text):
+            if "\n    run:" in block or "\n        run:" in block:
+                assert "conda:" not in block, f"{block.splitlines()[0]}: conda: has no effect on run:"
             if "script:" in block:
                 assert 'conda:\n        "../envs/analysis.yaml"' in block or \
                        'conda:\n            "../envs/analysis.yaml"' in block, block.splitlines()[0]

@@ -91,3 +91,35 @@ def test_pyproject_license_is_an_spdx_string_not_a_deprecated_table():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert isinstance(project["project"]["license"], str)  # a table warns on every install
     assert any(req.replace(" ", "").startswith("setuptools>=77") for req in project["build-system"]["requires"])
+
+
+def test_readme_lists_every_config_key():
+    import re
+
+    readme = (REPO / "README.md").read_text()
+    start = readme.index("Every config key (")
+    listed = re.findall(r"`([a-z0-9_]+)`", readme[start:readme.index(")", start)])
+    assert sorted(listed) == sorted(SCHEMA["properties"]), "README config key list out of date"
+
+
+def test_unlock_after_a_kill_is_documented_where_users_look():
+    for doc in ("README.md", "docs/pipeline.md"):
+        assert "snakemake --unlock" in (REPO / doc).read_text(), doc
+
+
+@pytest.mark.e2e
+def test_the_analysing_message_appears_once_per_run_not_per_job(tmp_path):
+    captures = _captures(tmp_path / "caps", [1, 2])
+    result = snakemake(tmp_path / "w", double_env(tmp_path), "--config", f"dir={captures}", "run=r")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (result.stdout + result.stderr).count("kernel-trace-analysis: run 'r': analysing") == 1
+    # a job process (cluster jobs, --mode subprocess/remote) parses the Snakefile again: silent there
+    job = snakemake(tmp_path / "w", double_env(tmp_path), "--config", f"dir={captures}", "run=r",
+                    "--mode", "subprocess", "-n")
+    assert "kernel-trace-analysis: run" not in job.stdout + job.stderr
+
+
+def test_reports_folder_with_its_readme_is_in_the_repository():
+    readme = REPO / "reports" / "README.md"
+    assert readme.is_file() and "plan.md" in readme.read_text()
+    assert "!/reports/README.md" in (REPO / ".gitignore").read_text()

@@ -13,10 +13,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pipeline_helpers import double_env
 from slurm_cluster import Cluster, Site, free_port, install_packages, packages_missing, this_node
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +56,8 @@ def cluster() -> Iterator[Cluster]:
     finally:
         started.stop()
         shutil.rmtree(root, ignore_errors=True)
-    assert not started.alive()
+    # Nothing left running: no daemon, no slurmstepd or job process of this cluster.
+    assert not started.alive() and not started.leftovers()
 
 
 def run_snakemake(workdir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -96,6 +99,9 @@ def test_dir_batch_on_slurm_is_grouped_and_plans_match_local_run(cluster, captur
     assert "Falling back to 'sacct'" not in log and "MinJobAge" not in log
     # The plugin (2.8) cannot guess an account without sacct; it says so once per run, not per job.
     assert log.count("Unable to guess SLURM account") <= 1
+    noisy = Counter(line.strip() for line in log.splitlines()
+                    if re.search(r"warn|unable|invalid|error", line, re.I))
+    assert not [line for line, times in noisy.items() if times > 1], noisy
 
     # Same plans, summaries and kept hotspot documents as the local run, byte for byte.
     local_reports, slurm_reports = files(tmp_path / "local" / "reports"), files(tmp_path / "slurm" / "reports")
@@ -105,9 +111,21 @@ def test_dir_batch_on_slurm_is_grouped_and_plans_match_local_run(cluster, captur
     differing = [name for name, data in local_reports.items() if slurm_reports[name] != data]
     assert not differing, differing
 
-    # Teardown leaves nothing running (the fixture's finalizer stops again, idempotently).
-    pids = [p.pid for p in cluster.procs.values()]
-    cluster.stop()
-    assert not cluster.alive()
-    assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()]
-    assert not cluster.leftovers()
+
+def test_gpu_job_takes_the_profile_gpu_block_to_the_gpu_partition(cluster, tmp_path):
+    """cmd= on the rocprofv3 double, discovery only: one real GPU job with the profile's GPU block
+    (att_capture and pmc_capture reuse that block; the dry run in test_pipeline_e2e checks them)."""
+    env = double_env(tmp_path)
+    env["SLURM_CONF"] = cluster.env["SLURM_CONF"]
+    env["PATH"] = f"{cluster.site.root / 'bin'}{os.pathsep}{env['PATH']}"
+    result = run_snakemake(tmp_path / "w", env, "results/bench_pa/discover/kernels.tsv",
+                           "--workflow-profile", str(PROFILE), "--config", "cmd=true bench_pa.py")
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-6000:] + cluster.logs()
+    ids = re.findall(r"has been submitted with SLURM jobid (\d+)", log)
+    assert len(ids) == 1, log[-4000:]
+    job = cluster.run("scontrol", "show", "job", ids[0]).stdout
+    for field in ("JobState=COMPLETED", "Partition=gpu", "TresPerJob=gres:gpu:1",
+                  "CpusPerTres=gres:gpu:4", "MinMemoryNode=16000M"):
+        assert field in job, (field, job)
+    assert "demo_gemm_kernel_0" in (tmp_path / "w" / "results" / "bench_pa" / "discover" / "kernels.tsv").read_text()

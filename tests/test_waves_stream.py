@@ -164,3 +164,41 @@ def test_a_wave_of_a_settled_simd_streams_again_without_settling(gemm, monkeypat
     monkeypatch.setattr(stream, "GROUP_WAVES", 1)
     assert waves_of(gemm, 1) == expected
     assert calls == [(True, True), (False, False)]
+
+
+def test_output_buffered_before_the_fork_is_written_once(gemm, tmp_path):
+    """The forked child flushes the standard streams when it ends: nothing may be pending then
+    (multiprocessing flushes them before it forks; a bare os.fork would write this twice)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pathlib\n"
+        "from kerneltrace.analysis.waves import stream\n"
+        "from kerneltrace.analysis.waves.analyze import analyze_waves\n"
+        "from kerneltrace.readers.codejson import read_code_json\n"
+        "stream.PARALLEL_BYTES = 0\n"
+        f"d = pathlib.Path({str(gemm)!r})\n"
+        "print('before the analysis')\n"
+        "analyze_waves(d, read_code_json(d / 'code.json'), workers=2)\n"
+    )
+    out = tmp_path / "out.txt"
+    with out.open("w") as handle:  # a file: block-buffered stdout
+        subprocess.run([sys.executable, "-c", code], stdout=handle, check=True,
+                       cwd=Path(__file__).resolve().parents[1])
+    assert out.read_text() == "before the analysis\n"
+
+
+def test_a_failing_first_half_ends_the_child_and_raises(gemm, forked, monkeypatch):
+    calls = []
+    original = stream.stream
+
+    def failing(paths, totals, mfma_by_line, settle=True):
+        calls.append(len(paths))
+        if len(calls) == 1:  # this process's half (the child's runs after the fork)
+            raise RuntimeError("simulated")
+        return original(paths, totals, mfma_by_line, settle)
+
+    monkeypatch.setattr(stream, "stream", failing)
+    with pytest.raises(RuntimeError, match="simulated"):
+        waves_of(gemm, 2)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kerneltrace import __version__
 from kerneltrace.analysis.costs import cost_summary
+from kerneltrace.analysis.dispatch_labels import dispatch_labels
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.gains import group_gain
 from kerneltrace.plan.l2_metrics import l2_metrics
@@ -67,10 +68,12 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None) -> dict:
 def build_summary(hotspot_docs: list[dict], l2_docs: list[dict], run: str | None = None) -> dict:
     """Group dispatches by kernel (first-seen order) and run every rule on each dispatch."""
     kernels: dict[str, dict] = {}
-    for doc in hotspot_docs:
+    for doc, label in zip(hotspot_docs, dispatch_labels(hotspot_docs), strict=True):
         name = doc.get("kernel") or "(unknown kernel)"
         kernel = kernels.setdefault(name, {"name": name, "dispatches": []})
-        kernel["dispatches"].append(dispatch_entry(doc, l2_for(doc.get("kernel"), l2_docs)))
+        entry = dispatch_entry(doc, l2_for(doc.get("kernel"), l2_docs))
+        entry["dispatch_label"] = label  # tells apart dispatches sharing kernel and id (from the path)
+        kernel["dispatches"].append(entry)
     return {
         "schema": SCHEMA,
         "tool": {"name": "kernel-trace-analysis", "version": __version__},

@@ -75,6 +75,16 @@ def _est_cell(c: Mapping[str, Any] | None) -> str:
     return f"{est['value']:+.1%} ({est['low']:+.1%} … {est['high']:+.1%})"
 
 
+def keyed_name(entry: Mapping[str, Any]) -> str:
+    """``kernel#n`` plus the path labels that tell same-name, same-id dispatches apart."""
+    labels = entry.get("labels") or {}
+    before, after = labels.get("before") or "", labels.get("after") or ""
+    if not before and not after:
+        return str(entry["key"])
+    shown = before if before == after else f"{before or '-'} → {after or '-'}"
+    return f"{entry['key']} ({shown})"
+
+
 def _md_cell(text: Any) -> str:
     # Escaped text: kernel names, paths, asm and labels are user data (never markup), and Markdown
     # tables break on '|' and newlines.
@@ -86,7 +96,7 @@ def _sections(result: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     if result.get("kind") == "hotspots":
         return [("", result)]
     return [
-        (entry.get("key", "?"), entry["comparison"])
+        (keyed_name(entry) if "key" in entry else "?", entry["comparison"])
         for entry in result.get("kernels", [])
         if entry.get("comparison")
     ]
@@ -105,7 +115,7 @@ def render_text(result: Mapping[str, Any]) -> str:
     out.extend(f"  note: {note}" for note in result.get("notes", []))
     if result.get("kind") != "hotspots":
         for entry in result.get("kernels", []):
-            out.append(f"  [{entry['status']}] {entry['key']}: {entry.get('verdict', '-')}")
+            out.append(f"  [{entry['status']}] {keyed_name(entry)}: {entry.get('verdict', '-')}")
     for title, comparison in _sections(result):
         out.append("")
         if title:
@@ -206,7 +216,7 @@ def render_markdown(result: Mapping[str, Any]) -> str:
             comp = entry.get("comparison")
             stall = comp["totals"]["stall_cycles"] if comp else None
             out.append(
-                f"| {_md_cell(entry['key'])} | {_md_cell(entry['status'])} | "
+                f"| {_md_cell(keyed_name(entry))} | {_md_cell(entry['status'])} | "
                 f"{_md_cell(entry.get('verdict') or '-')} | {_est_cell(comp)} | "
                 f"{_md_change(stall) if stall else '- | - | -'} |"
             )

@@ -32,14 +32,19 @@ def run_row(
     kernels = []
     for kernel in (summary or {}).get("kernels") or []:
         dispatches = kernel.get("dispatches") or []
-        stall = sum(int((d.get("totals") or {}).get("stall_cycles") or 0) for d in dispatches)
+        # one value per dispatch, never a sum: dispatches grouped under one name (unknown kernels,
+        # truncated template names) need not be the same kernel, and stall is not time
+        stalls = [
+            {"label": _dispatch_label(d), "stall_cycles": (d.get("totals") or {}).get("stall_cycles")}
+            for d in dispatches
+        ]
         findings = [f for d in dispatches for f in d.get("findings") or []]
         top = findings[0].get("title") if findings and isinstance(findings[0], Mapping) else None
         kernels.append(
             {
                 "name": kernel.get("name") or "(unknown kernel)",
                 "dispatches": len(dispatches),
-                "stall_cycles": stall,
+                "stalls": stalls,
                 "top_finding": top,
             }
         )
@@ -54,6 +59,17 @@ def run_row(
     )
 
 
+def _dispatch_label(entry: Mapping[str, Any]) -> str:
+    dispatch = entry.get("dispatch") if isinstance(entry.get("dispatch"), Mapping) else {}
+    parts = [f"dispatch {dispatch['id']}" if dispatch.get("id") is not None else "",
+             str(entry.get("dispatch_label") or "")]
+    return " ".join(part for part in parts if part)
+
+
+def _cycles(value: object) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "n/a"
+
+
 def render_index(
     rows: list[RunRow], template_dir: Path = TEMPLATE_DIR, title: str = "kernel-trace-analysis runs"
 ) -> str:
@@ -65,4 +81,5 @@ def render_index(
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
+    env.filters["cycles"] = _cycles
     return env.get_template(TEMPLATE).render(title=title, runs=rows)

@@ -1,11 +1,14 @@
-"""Running rocprofv3 safely: logged child process with timeout, temp capture dirs promoted on success, ATT retries."""
+"""Running rocprofv3 safely: logged child process with timeout, temp capture dirs promoted on success, ATT retries, PMC checks."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -17,6 +20,18 @@ from kerneltrace.rocprof import commands, jobfile, logscan
 
 BIGGER_BUFFER = "0xC000000"  # 192 MB: the documented next step when the buffer fills (rocprof-formats §4.2)
 MAX_TARGET_CU = 16  # docs range of att_target_cu is 0-15
+
+
+GUARD = Path(__file__).with_name("groupguard.py")
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+class CaptureInterrupted(KeyboardInterrupt):
+    """The capture job was told to stop (SIGTERM/SIGINT/SIGHUP): the capture group is already dead."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"capture stopped by {signal.Signals(signum).name}")
+        self.signum = signum
 
 
 class CaptureFailed(Exception):
@@ -42,23 +57,48 @@ def run_logged(argv: Sequence[str], env: Mapping[str, str], log_path: Path, time
     with open(log_path, "ab") as log:
         log.write(f"$ {commands.format_argv(argv)}\n".encode())
         log.flush()
-        try:
-            proc = subprocess.Popen(list(argv), stdout=log, stderr=subprocess.STDOUT, env=dict(env),
+        if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
+            raise CaptureFailed(f"cannot start {argv[0]}: No such file or directory", 127)
+        # The capture runs in its own session under a guard that kills the whole group when this
+        # job dies (even by SIGKILL); a stop signal to this job kills the group here as well.
+        guarded = [sys.executable, str(GUARD), str(os.getpid()), "--", *argv]
+        with _stop_signals_raise():
+            proc = subprocess.Popen(guarded, stdout=log, stderr=subprocess.STDOUT, env=dict(env),
                                     cwd=cwd, start_new_session=True)
-        except FileNotFoundError as err:
-            raise CaptureFailed(f"cannot start {argv[0]}: {err.strerror}", 127) from err
-        timed_out = False
-        try:
-            returncode: int | None = proc.wait(timeout=timeout if timeout and timeout > 0 else None)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
-            returncode = None
-            log.write(f"\n[kerneltrace] killed after timeout of {timeout} s\n".encode())
+            timed_out = False
+            try:
+                returncode: int | None = proc.wait(timeout=timeout if timeout and timeout > 0 else None)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(proc)
+                returncode = None
+                log.write(f"\n[kerneltrace] killed after timeout of {timeout} s\n".encode())
+            except CaptureInterrupted:
+                _kill_group(proc)
+                log.write(b"\n[kerneltrace] stopped by a signal: capture process group killed\n")
+                raise
     with open(log_path, "rb") as handle:
         handle.seek(start)
         text = handle.read().decode("utf-8", errors="replace")
     return RunResult(returncode, timed_out, text)
+
+
+@contextlib.contextmanager
+def _stop_signals_raise():
+    """While a capture runs, SIGTERM/SIGINT/SIGHUP raise CaptureInterrupted (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise CaptureInterrupted(signum)
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -151,7 +191,7 @@ def capture_att(*, rocprofv3: str, job: dict[str, object], job_format: str, app:
         job_path = tmp / f"job{jobfile.job_suffix(job_format)}"
         atomic.write_text(job_path, jobfile.dump_jobs([current], job_format))
         argv = commands.att_argv(rocprofv3, str(job_path), str(tmp), app)
-        result = run_logged(argv, env, log_path, timeout)
+        result = run_in_tmp(tmp, argv, env, log_path, timeout)
         findings = logscan.scan_log(result.log_text)
         total, empty = _dirs_in(tmp)
         attempts.append(Attempt(number, _as_int(current.get("att_target_cu", 1)),
@@ -195,6 +235,16 @@ def capture_att(*, rocprofv3: str, job: dict[str, object], job_format: str, app:
                         f"(log: {log_path})", 1)
 
 
+def run_in_tmp(tmp: Path, argv: Sequence[str], env: Mapping[str, str], log_path: Path,
+            timeout: float | None) -> RunResult:
+    """run_logged writing into the temp dir ``tmp``, which is removed when the job is stopped."""
+    try:
+        return run_logged(argv, env, log_path, timeout)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def _as_int(value: object) -> int:
     # rocprofv3's rule: a string containing "0x" is hex, anything else decimal.
     text = str(value)
@@ -211,9 +261,39 @@ def run_discovery(*, rocprofv3: str, app: commands.AppCommand, env: Mapping[str,
     """Discovery run (kernel trace + stats) into a temp dir, promoted to ``final_dir`` on success."""
     tmp = fresh_tmp(final_dir, "run")
     argv = commands.discovery_argv(rocprofv3, str(tmp), app)
-    result = run_logged(argv, env, log_path, timeout)
+    result = run_in_tmp(tmp, argv, env, log_path, timeout)
     if result.timed_out or result.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         raise failure_message("the profiled command (discovery run)", result, log_path, timeout)
     promote(tmp, final_dir)
     return final_dir
+
+
+def capture_pmc(*, job_path: Path, cmd: str, rocprofv3: str, env_extra: dict[str, str], timeout: float,
+                capture_dir: Path, log_path: Path) -> dict:
+    """Run one single-pass job; fail when the run fails or a requested counter has no rows."""
+    from kerneltrace.counters.table import strip_sum
+    from kerneltrace.readers.counter_csv import find_counter_csvs, read_counter_csv
+
+    env = commands.child_env(os.environ, env_extra, debug_info=False)  # no line info needed for PMC
+    exe = commands.require_rocprofv3(rocprofv3, env)
+    jobs = jobfile.load_jobs(job_path.read_text(encoding="utf-8"), job_path.suffix)
+    requested = {strip_sum(name) for job in jobs for name in job.get("pmc", [])}
+    tmp = fresh_tmp(capture_dir, "pmc")
+    argv = commands.pmc_argv(exe, str(job_path), str(tmp), commands.AppCommand(cmd))
+    result = run_in_tmp(tmp, argv, env, log_path, timeout)
+    if result.timed_out or result.returncode:
+        raise failure_message("PMC capture", result, log_path, timeout)
+    files = find_counter_csvs(tmp)
+    if not files:
+        raise CaptureFailed(f"PMC capture wrote no counter_collection.csv (log: {log_path}); "
+                                    "the kernel regex matched no dispatch or the counters are unavailable", 1)
+    found = {name for path in files for d in read_counter_csv(path).dispatches for name in d.counters}
+    missing = sorted(requested - found)
+    if missing:
+        # rocprofv3 only warns about unknown counters; a missing counter is an error, never a 0
+        raise CaptureFailed(f"counters missing from the output: {', '.join(missing)} (log: {log_path}); "
+                                    "check the names with `rocprofv3-avail list --pmc` for this GPU", 1)
+    promote(tmp, capture_dir)
+    return {"capture_dir": str(capture_dir), "job": str(job_path), "argv": argv,
+            "counters": sorted(requested), "files": [str(capture_dir / p.relative_to(tmp)) for p in files]}

@@ -41,8 +41,7 @@ rule hotspots:
     # checkpoint updates. Local runs ignore groups.
     group:
         "analysis_{run}"
-    conda:
-        "../envs/analysis.yaml"
+    # no conda env here: a run: block executes in Snakemake's own interpreter, where it has no effect
     params:
         dispatch_dir=dispatch_param("dispatch_dir"),
         extra=hotspot_args,

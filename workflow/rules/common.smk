@@ -52,7 +52,9 @@ try:
     RUNS, _note = build_runs(config, Path(EXAMPLE_DIR), Path.cwd(), (Path(REPO),))
 except InputError as err:
     raise WorkflowError(f"config: {err}")
-print(f"kernel-trace-analysis: {_note}", file=sys.stderr)
+# job processes parse this file too: say it once per invocation
+if workflow.is_main_process:
+    print(f"kernel-trace-analysis: {_note}", file=sys.stderr)
 
 JOB_SUFFIX = jobfile.job_suffix(config["job_format"])
 

@@ -296,11 +296,24 @@ def keyed_dispatches(docs: Iterable[Mapping[str, Any]], prefix: str = "") -> dic
     return keyed
 
 
+def _side_labels(before: Mapping[str, Mapping[str, Any]],
+                 after: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    """{key: {"before": label, "after": label}} (labels from dispatch_labels, "" when unambiguous)."""
+    from kerneltrace.analysis.dispatch_labels import dispatch_labels
+
+    out: dict[str, dict[str, str]] = {}
+    for side, docs in (("before", before), ("after", after)):
+        for key, label in zip(docs, dispatch_labels(list(docs.values())), strict=True):
+            out.setdefault(key, {"before": "", "after": ""})[side] = label
+    return out
+
+
 def compare_sets(before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Mapping[str, Any]],
                  thresholds: Thresholds | None = None, *, max_items: int = 50) -> dict[str, Any]:
     """Compare keyed dispatches of two runs; the worst matched verdict is the overall verdict."""
     th = thresholds or DEFAULT_THRESHOLDS
     kernels, notes = [], []
+    labels = _side_labels(before, after)
     for key in list(before) + [k for k in after if k not in before]:
         if key not in after:
             kernels.append({"key": key, "status": "vanished", "verdict": None, "comparison": None})
@@ -318,6 +331,9 @@ def compare_sets(before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Ma
                                    "stall types, occupancy and L2 only")
         kernels.append({"key": key, "status": "matched", "verdict": result["verdict"],
                         "comparison": result})
+    for entry in kernels:
+        # dispatches sharing kernel name and id are told apart by a label from their path
+        entry["labels"] = labels[entry["key"]]
     verdicts = [k["verdict"] for k in kernels if k["verdict"]]
     verdict = ("regressed" if "regressed" in verdicts
                else "improved" if "improved" in verdicts else "neutral")

@@ -171,6 +171,7 @@ def _child(paths: list[Path], new_totals: Callable[[], WaveTotals], mfma_by_line
 def _accumulate_halves(halves: list[list[Path]], new_totals: Callable[[], WaveTotals],
                        mfma_by_line: np.ndarray) -> WaveTotals | None:
     """First half here, second half in a forked child; None: redo everything in one process."""
+    import gc
     import multiprocessing
     import warnings
 
@@ -178,6 +179,9 @@ def _accumulate_halves(halves: list[list[Path]], new_totals: Callable[[], WaveTo
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_child, args=(halves[1], new_totals, mfma_by_line, sender),
                               daemon=True)
+    # Objects that exist now move to the collector's permanent generation: the child's
+    # collections then do not touch them, so their pages stay shared instead of being copied.
+    gc.freeze()
     try:
         with warnings.catch_warnings():  # Python >= 3.12 warns about fork with threads alive
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -186,8 +190,16 @@ def _accumulate_halves(halves: list[list[Path]], new_totals: Callable[[], WaveTo
         receiver.close()
         sender.close()
         return None
+    finally:
+        gc.unfreeze()
     sender.close()
-    first = stream(halves[0], new_totals(), mfma_by_line)
+    try:
+        first = stream(halves[0], new_totals(), mfma_by_line)
+    except BaseException:  # do not leave the child blocked on a pipe nobody reads
+        receiver.close()
+        process.terminate()
+        process.join()
+        raise
     try:
         status, second = receiver.recv()
     except (EOFError, OSError):  # the child died (killed, out of memory)
