@@ -172,7 +172,9 @@ def test_arch_from_agent_info_next_to_dir(tmp_path):
 
 def test_arch_unknown_without_evidence(tmp_path):
     rows = [["; k", 0, 0, "", 2, 0, 0, 0, 0, 0], ["s_waitcnt vmcnt(0)", 0, 1, "/k.cpp:1", 2, 0, 4, 100, 90, 0]]
-    doc = analyze_dispatch(make_dispatch_dir(tmp_path, rows, snapshots=False))
+    # three folders deep: the capture bundle (3 levels up) stays inside this test's tmp_path, so
+    # another test's agent_info CSV beside it (same pytest or xdist worker folder) is never found
+    doc = analyze_dispatch(make_dispatch_dir(tmp_path / "a" / "b" / "c", rows, snapshots=False))
     assert doc["arch"]["name"] is None and doc["arch"]["certain"] is False
     assert len(doc["arch"]["candidates"]) > 1
 

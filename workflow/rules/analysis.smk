@@ -10,8 +10,6 @@ checkpoint dispatches:
     log:
         "logs/{run}/dispatches.log",
     localrule: True
-    conda:
-        "../envs/analysis.yaml"
     params:
         # dir runs: adding/removing a dispatch dir, re-capturing its code.json or a CSV appearing
         # changes this signature, so the list is redone (a params rerun trigger)

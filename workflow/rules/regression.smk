@@ -15,8 +15,6 @@ rule batch_index:
     log:
         "logs/batch_index.log",
     localrule: True
-    conda:
-        "../envs/analysis.yaml"
     params:
         runs=list(RUNS),
     run:

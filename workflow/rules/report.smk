@@ -38,8 +38,6 @@ rule plan:
     log:
         "logs/{run}/plan.log",
     localrule: True
-    conda:
-        "../envs/analysis.yaml"
     params:
         out_dir=plan_dir,
     run:
