@@ -257,7 +257,7 @@ def render_html(
     for k, kernel in enumerate(kernels):
         for n, view in enumerate(kernel["dispatches"]):
             drawn = charts[k][n] if charts is not None else render_charts(view)
-            # matplotlib output with prologue/comments stripped; its text is XML-escaped.
+            # render/charts.py output: self-contained SVG whose text is XML-escaped.
             view["charts"] = {title: Markup(svg) for title, svg in drawn.items() if svg}
     template = _environment(autoescape=True).get_template("plan.html.j2")
     return template.render(summary=summary, kernels=kernels, l2_docs=l2_docs or [])
