@@ -97,10 +97,16 @@ def test_dir_batch_on_slurm_is_grouped_and_plans_match_local_run(cluster, captur
     assert all(f"Allocate JobId={i} " in ctld for i in ids)
     assert log.count("Group job analysis_") == len(RUNS)
     assert "Falling back to 'sacct'" not in log and "MinJobAge" not in log
-    # The plugin (2.8) cannot guess an account without sacct; it says so once per run, not per job.
-    assert log.count("Unable to guess SLURM account") <= 1
+    # The plugin (2.8) cannot guess an account without sacct. It caches the failed guess, so the
+    # notice belongs to the first submission round only (jobs submitted concurrently in that round
+    # may each print it: the plugin's cache is not locked), never to later submissions.
+    first_submission = log.find("has been submitted with SLURM jobid")
+    assert "Unable to guess SLURM account" not in log[first_submission:]
+    assert log.count("Unable to guess SLURM account") <= len(RUNS)
+    account_notice = re.compile(r"SLURM account|No account was given", re.I)
     noisy = Counter(line.strip() for line in log.splitlines()
-                    if re.search(r"warn|unable|invalid|error", line, re.I))
+                    if re.search(r"warn|unable|invalid|error", line, re.I)
+                    and not account_notice.search(line))
     assert not [line for line, times in noisy.items() if times > 1], noisy
 
     # Same plans, summaries and kept hotspot documents as the local run, byte for byte.
