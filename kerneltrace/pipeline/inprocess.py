@@ -20,6 +20,7 @@ from types import ModuleType, SimpleNamespace
 from typing import Any, TextIO
 
 from kerneltrace.errors import run_cli
+from kerneltrace.pipeline.smk import LogSink
 
 _local = threading.local()
 _modules: dict[str, ModuleType] = {}
@@ -43,23 +44,6 @@ class _ThreadStream:
 
     def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno, buffer … of the real one
         return getattr(self._real, name)
-
-
-class _Log:
-    """A job's log file that remembers the last `error:` line written to it."""
-
-    def __init__(self, handle: TextIO) -> None:
-        self.handle = handle
-        self.last_error = ""
-
-    def write(self, text: str) -> int:
-        for line in text.splitlines():
-            if line.startswith("error:"):
-                self.last_error = line
-        return self.handle.write(text)
-
-    def flush(self) -> None:
-        self.handle.flush()
 
 
 def install() -> None:
@@ -93,7 +77,7 @@ def run_script(path: Path | str, log_path: str, *, input: Any = None, output: An
     job = SimpleNamespace(input=input, output=output, params=params, wildcards=wildcards, log=log)
     install()
     with open(log_path, "a", encoding="utf-8") as handle:
-        sink = _Log(handle)
+        sink = LogSink(handle)
         _local.log = sink
         try:
             module = load_script(path)

@@ -22,21 +22,21 @@ from typing import Any
 from kerneltrace.errors import run_cli
 
 
-class _Tee:
-    """A text stream writing to the rule log that remembers the last `error:` line."""
+class LogSink:
+    """A text stream writing to a rule's log file that remembers the last `error:` line."""
 
-    def __init__(self, log: Any) -> None:
-        self.log = log
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
         self.last_error = ""
 
     def write(self, text: str) -> int:
         for line in text.splitlines():
             if line.startswith("error:"):
                 self.last_error = line
-        return self.log.write(text)
+        return self.handle.write(text)
 
     def flush(self) -> None:
-        self.log.flush()
+        self.handle.flush()
 
 
 def run_rule(snakemake: Any, main: Callable[[list[str] | None], int],
@@ -54,7 +54,7 @@ def run_rule(snakemake: Any, main: Callable[[list[str] | None], int],
             sys.exit(code)
         return
     with open(log_path, "a", encoding="utf-8") as log:
-        tee = _Tee(log)
+        tee = LogSink(log)
         with contextlib.redirect_stdout(tee), contextlib.redirect_stderr(tee):
             code = run_cli(main, argv)
     if code:
