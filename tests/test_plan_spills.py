@@ -6,11 +6,11 @@ import dataclasses
 
 import pytest
 
-from kerneltrace.analysis.spills import spill_kind
+from kerneltrace.analysis.spills import private_array_kind, spill_kind
 from kerneltrace.hotspot_report import analyze_dispatch
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.rules import run_all
-from kerneltrace.plan.rules.spills import RULE, RULE_HOT
+from kerneltrace.plan.rules.spills import RULE, RULE_ARRAY, RULE_HOT
 from kerneltrace.plan.summary import build_summary
 from kerneltrace.synth import SPILL_LINES, demo_gemm, demo_spill, write_dispatch_dir
 from kerneltrace.synth.simulate import simulate
@@ -98,3 +98,56 @@ def test_summary_lists_the_spill_first(spill_doc):
     (kernel,) = summary["kernels"]
     findings = kernel["dispatches"][0]["findings"]
     assert findings[0]["rule"] == RULE_HOT
+
+
+def test_vgpr_addressed_scratch_is_a_private_array_not_a_spill():
+    assert spill_kind("scratch_store_byte v1, v4, off") is None
+    assert private_array_kind("scratch_store_byte v1, v4, off") == "store"
+    assert private_array_kind("scratch_load_dword v2, v3, off offset:8") == "load"
+    assert private_array_kind("scratch_load_dword v18, off, off offset:2468") is None
+    assert spill_kind("scratch_load_dword v18, off, off offset:2468") == "load"
+    assert private_array_kind("buffer_load_dword v1, off, s[0:3], s32 offset:8") is None
+
+
+def _with_asm(doc, old_prefix, new_asm):
+    out = dict(doc)
+    out["instructions"] = [dict(ins, asm=new_asm) if ins["asm"].startswith(old_prefix)
+                           else dict(ins) for ins in doc["instructions"]]
+    return out
+
+
+def test_private_array_in_a_working_loop_is_s2_and_not_a_hot_loop_spill(spill_doc):
+    """Both scratch accesses through a VGPR address: no spill finding; S2 costs them by their
+    own stall (the loop loads and multiplies, so it is no fill loop)."""
+    doc = _with_asm(spill_doc, "scratch_store", "scratch_store_dwordx4 v1, v[8:11], off")
+    doc = _with_asm(doc, "scratch_load", "scratch_load_dwordx4 v[8:11], v1, off")
+    findings = run_all(PlanContext(doc))
+    assert not [f for f in findings if f.rule in (RULE, RULE_HOT)]
+    (array,) = [f for f in findings if f.rule == RULE_ARRAY]
+    assert "1 store(s), 1 load(s) through a VGPR address" in array.title
+    assert "fill loop" not in array.title
+    own = sum(i["stall_cycles"] for i in doc["instructions"] if i["asm"].startswith("scratch_"))
+    assert array.stall_share >= own / doc["totals"]["stall_cycles"]
+    assert array.estimated_gain.unit == "stall_cycles"
+
+
+def test_spills_without_a_stall_column_are_costed_by_latency(spill_doc):
+    """Legacy (rocprofv2) captures have no stall: the spill cost is latency, said so."""
+    doc = dict(spill_doc, format="legacy")
+    doc["instructions"] = [dict(ins, stall_cycles=None) for ins in spill_doc["instructions"]]
+    doc["totals"] = dict(spill_doc["totals"], stall_cycles=None)
+    (spill,) = [f for f in run_all(PlanContext(doc)) if f.rule in (RULE, RULE_HOT)]
+    own = sum(i["latency_cycles"] for i in doc["instructions"] if i["asm"].startswith("scratch_"))
+    assert f"{own:,} latency cycles on the scratch instructions" in spill.root_cause
+    assert spill.estimated_gain.unit == "latency_cycles" and spill.stall_share > 0
+
+
+def test_legacy_mla_fill_loop_leads_and_is_not_called_a_hot_loop_spill(captures):
+    """The legacy MLA capture's only observed loop (rows 41–46) zeroes a private array one byte
+    per iteration through scratch; its constant-offset spills sit outside loops."""
+    dispatch = captures / "aiter-glog-fork-legacy-att/att/flash_fwd_splitkv_mla_kernel_v1_ui"
+    findings = run_all(PlanContext(analyze_dispatch(dispatch, waves=True)))
+    assert findings[0].rule == RULE_ARRAY and "fill loop takes 17%" in findings[0].title
+    assert findings[0].estimated_gain.unit == "wave_time"
+    spill = next(f for f in findings if f.rule in (RULE, RULE_HOT))
+    assert spill.rule == RULE and "outside loops" in spill.title

@@ -19,16 +19,39 @@ from typing import Any
 _MUBUF_SCRATCH = re.compile(r"^buffer_(load|store)_\w+\s+[^,]+,\s*off,\s*s\[0:3\]", re.IGNORECASE)
 
 
+def _scratch_access(text: str) -> tuple[str, bool] | None:
+    """("load"|"store", has a VGPR address) for a scratch_* instruction, None otherwise.
+
+    Operand order: ``scratch_load_* vdst, vaddr, saddr`` and ``scratch_store_* vaddr, vdata, saddr``;
+    a vaddr of ``off`` means a constant offset (the compiler's spill slots)."""
+    op, _, rest = text.partition(" ")
+    kind = "load" if op.startswith("scratch_load") else "store" if op.startswith("scratch_store") else None
+    if kind is None:
+        return None
+    operands = [part.strip() for part in rest.split(",")]
+    position = 1 if kind == "load" else 0
+    vaddr = operands[position] if len(operands) > position else "off"
+    return kind, vaddr != "off"
+
+
 def spill_kind(asm: str) -> str | None:
-    """"load" / "store" for a scratch (spill) access, None otherwise."""
+    """"load" / "store" for a spill access (scratch at a constant offset), None otherwise.
+
+    A scratch access through a VGPR address is a dynamically indexed private array, not a spill
+    (see ``private_array_kind``)."""
     text = asm.strip().lower()
-    op = text.split(None, 1)[0] if text else ""
-    if op.startswith("scratch_load"):
-        return "load"
-    if op.startswith("scratch_store"):
-        return "store"
+    scratch = _scratch_access(text)
+    if scratch is not None:
+        return None if scratch[1] else scratch[0]
     match = _MUBUF_SCRATCH.match(text)
     return match.group(1) if match else None
+
+
+def private_array_kind(asm: str) -> str | None:
+    """"load" / "store" for a scratch access through a VGPR address: a private (per-lane) array
+    the compiler could not keep in registers because it is indexed at run time."""
+    scratch = _scratch_access(asm.strip().lower())
+    return scratch[0] if scratch is not None and scratch[1] else None
 
 
 @dataclass(frozen=True)
@@ -39,14 +62,14 @@ class SpillAccess:
     asm: str
     kind: str  # "load" | "store"
     hits: int
-    stall_cycles: int  # its own stall (code.json)
+    own_cycles: int  # its own stall (code.json), or its latency in captures without stall
     wait_cycles: int  # s_waitcnt cycles attributed to it (loads; waves.waitcnt)
     in_loop: bool
     in_hot_loop: bool
 
     @property
     def cost(self) -> int:
-        return self.stall_cycles + self.wait_cycles
+        return self.own_cycles + self.wait_cycles
 
 
 @dataclass(frozen=True)
@@ -56,6 +79,7 @@ class Spills:
     accesses: tuple[SpillAccess, ...]
     waits: tuple[int, ...]  # indexes of the s_waitcnt rows whose cycles went to reloads
     scratch_bytes: int | None  # per-lane private segment size from the kernel-trace row
+    basis: str = "stall_cycles"  # what own_cycles counts: "stall_cycles" or "latency_cycles"
 
     @property
     def loads(self) -> int:
@@ -70,8 +94,8 @@ class Spills:
         return sum(a.hits for a in self.accesses)
 
     @property
-    def stall_cycles(self) -> int:
-        return sum(a.stall_cycles for a in self.accesses)
+    def own_cycles(self) -> int:
+        return sum(a.own_cycles for a in self.accesses)
 
     @property
     def wait_cycles(self) -> int:
@@ -79,7 +103,7 @@ class Spills:
 
     @property
     def cost(self) -> int:
-        return self.stall_cycles + self.wait_cycles
+        return self.own_cycles + self.wait_cycles
 
     @property
     def in_hot_loop(self) -> bool:
@@ -104,14 +128,19 @@ def wait_cycles_by_producer(waves: Mapping[str, Any] | None) -> tuple[dict[int, 
 
 
 def find_spills(doc: Mapping[str, Any], in_loop: Callable[[int], bool],
-                in_hot_loop: Callable[[int], bool]) -> Spills | None:
-    """The scratch accesses of a hotspot document, most costly first; None when there are none."""
+                in_hot_loop: Callable[[int], bool], basis: str = "stall_cycles",
+                classify: Callable[[str], str | None] = spill_kind) -> Spills | None:
+    """The scratch accesses of a hotspot document, most costly first; None when there are none.
+
+    ``basis`` is the per-instruction column an access's own cost is read from: stall, or latency
+    for captures without a stall column (rocprofv2 legacy). ``classify`` picks the accesses:
+    spills (the default) or dynamically indexed private arrays (``private_array_kind``)."""
     waves = doc.get("waves") if isinstance(doc.get("waves"), Mapping) else None
     charged, charging = wait_cycles_by_producer(waves)
     accesses = []
     waits: set[int] = set()
     for ins in doc.get("instructions") or []:
-        kind = spill_kind(str(ins.get("asm") or ""))
+        kind = classify(str(ins.get("asm") or ""))
         index = ins.get("index")
         if kind is None or not isinstance(index, int):
             continue
@@ -119,7 +148,7 @@ def find_spills(doc: Mapping[str, Any], in_loop: Callable[[int], bool],
         if wait:
             waits |= {w for w in charging.get(index, ()) if isinstance(w, int)}
         accesses.append(SpillAccess(index, str(ins.get("asm")), kind, _int(ins.get("hits")),
-                                    _int(ins.get("stall_cycles")), wait, in_loop(index),
+                                    _int(ins.get(basis)), wait, in_loop(index),
                                     in_hot_loop(index)))
     if not accesses:
         return None
@@ -128,4 +157,5 @@ def find_spills(doc: Mapping[str, Any], in_loop: Callable[[int], bool],
     row = metadata.get("kernel_trace") if isinstance(metadata.get("kernel_trace"), Mapping) else {}
     scratch = row.get("scratch_bytes")
     return Spills(tuple(accesses), tuple(sorted(waits)),
-                  scratch if isinstance(scratch, int) and not isinstance(scratch, bool) else None)
+                  scratch if isinstance(scratch, int) and not isinstance(scratch, bool) else None,
+                  basis)

@@ -46,7 +46,9 @@ class Gain:
     high: float
     basis: str
     status: str = HYPOTHESIS
-    unit: str = "stall_cycles"  # "stall_cycles" | "kernel_time" (plan/gains.py CALIBRATED)
+    # "stall_cycles" | "kernel_time" (plan/gains.py CALIBRATED) | "latency_cycles" (captures
+    # without stall) | "wave_time" (a share of the traced waves' lifetime); only like units add up
+    unit: str = "stall_cycles"
     # a calibrated gain keeps the stall-cycle upper end it replaced, so that calibrating one
     # kind of finding does not reorder it among the (stall-cycle) hypotheses
     ranking: float | None = None

@@ -37,7 +37,8 @@ def fmt_gain(gain: dict | None) -> str:
         return "not estimated"
     if not gain.get("high"):
         return "none expected"
-    unit = "of kernel time" if gain.get("unit") == "kernel_time" else "of stall cycles"
+    unit = {"kernel_time": "of kernel time", "latency_cycles": "of latency cycles",
+            "wave_time": "of the waves' time"}.get(gain.get("unit"), "of stall cycles")
     return f"{gain['low']:.1%}–{gain['high']:.1%} {unit} ({gain.get('status', 'hypothesis')})"
 
 

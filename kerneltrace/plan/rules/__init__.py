@@ -24,7 +24,7 @@ from kerneltrace.plan.rules.line_hotspot import top_line_hotspots
 from kerneltrace.plan.rules.memory import memory_verdict
 from kerneltrace.plan.rules.mfma_chain import mfma_dependency_chain
 from kerneltrace.plan.rules.regions import glue_line_loads, region_hotspots
-from kerneltrace.plan.rules.spills import register_spills, spills_first
+from kerneltrace.plan.rules.spills import private_array_scratch, register_spills, spills_first
 from kerneltrace.plan.rules.verdict_rules import narrow_loads, prologue_setup, streaming_kernel
 from kerneltrace.plan.rules.vmem_patterns import loads_in_mfma_loop, vmem_queue_burst
 from kerneltrace.plan.rules.waves import sharpen_with_waves, waves_evidence
@@ -35,6 +35,7 @@ ATTRIBUTION_RULES = frozenset({"W1-entry-waits-on-loads"})
 
 RULES: list[Rule] = [
     register_spills,
+    private_array_scratch,
     streaming_kernel,
     prologue_setup,
     narrow_loads,

@@ -1,14 +1,20 @@
-"""Rule S1: registers spill to scratch — counted, ranked, costed by their waits; first in a hot loop."""
+"""Rules S1/S2: registers spilled to scratch (first in a hot loop) and private arrays in scratch."""
 
 from __future__ import annotations
 
-from kerneltrace.analysis.spills import Spills, find_spills
+from kerneltrace.analysis.spills import Spills, find_spills, private_array_kind
+from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, priority_for_share, short_location
 from kerneltrace.plan.rules.waves_refs import wave_loops
 
 RULE = "S1-register-spills"
 RULE_HOT = "S1-hot-loop-register-spills"  # the same finding when a spill sits in the hot loop
+RULE_ARRAY = "S2-private-array-in-scratch"
+# A short loop that only stores to a private array and counts (no loads, no matrix work) exists
+# to fill it: a memset / initialisation loop.
+FILL_LOOP_MAX_INSTRUCTIONS = 12
+FILL_LOOP_TYPES = frozenset({isa.VMEM_STORE, isa.VALU, isa.SALU, isa.BRANCH, isa.NOP})
 # Removing the spill removes its scratch traffic and the reload waits; what remains is the
 # latency the reloaded values' other producers still expose (hypothesis — verify by re-timing).
 REMOVABLE = (0.5, 1.0)
@@ -29,10 +35,26 @@ def _hot_loop_rows(ctx: PlanContext) -> tuple[int, int] | None:
     return best
 
 
-def spills_of(ctx: PlanContext) -> Spills | None:
+def _total_latency(ctx: PlanContext) -> int:
+    latency = (ctx.hotspots.get("totals") or {}).get("latency_cycles")
+    return latency if isinstance(latency, int) and not isinstance(latency, bool) else 0
+
+
+def spills_of(ctx: PlanContext, classify=None) -> Spills | None:
+    """Scratch accesses costed by stall, or by latency when the capture has no stall (legacy):
+    spills by default, private-array accesses with ``classify=private_array_kind``."""
     hot = _hot_loop_rows(ctx)
+    extra = {"classify": classify} if classify else {}
     return find_spills(ctx.hotspots, lambda index: ctx.loop_of(index) is not None,
-                       lambda index: hot is not None and hot[0] <= index <= hot[1])
+                       lambda index: hot is not None and hot[0] <= index <= hot[1],
+                       "stall_cycles" if ctx.total_stall else "latency_cycles", **extra)
+
+
+def _share_of(ctx: PlanContext, spills: Spills) -> tuple[float, str]:
+    """The accesses' cost as a share of all stall (or all latency without stall), and its name."""
+    by_stall = spills.basis == "stall_cycles"
+    total = ctx.total_stall if by_stall else _total_latency(ctx)
+    return (spills.cost / total if total else 0.0), ("stall" if by_stall else "latency")
 
 
 def register_spills(ctx: PlanContext) -> list[Finding]:
@@ -40,7 +62,7 @@ def register_spills(ctx: PlanContext) -> list[Finding]:
     spills = spills_of(ctx)
     if spills is None:
         return []
-    share = ctx.share(spills.cost)
+    share, metric = _share_of(ctx, spills)
     where = ("inside the hot loop" if spills.in_hot_loop
              else "inside a loop" if any(a.in_loop for a in spills.accesses) else "outside loops")
     top = spills.accesses[0]
@@ -54,8 +76,8 @@ def register_spills(ctx: PlanContext) -> list[Finding]:
     root_cause = (
         f"The kernel spills registers {where}: {spills.stores} scratch store(s) and "
         f"{spills.loads} scratch load(s), executed {spills.executed:,} times over the traced waves; "
-        f"they cost {spills.stall_cycles:,} stall cycles on the scratch instructions{waits} "
-        f"({share:.1%} of all stall){scratch}. Scratch goes through the vector-memory path "
+        f"they cost {spills.own_cycles:,} {metric} cycles on the scratch instructions{waits} "
+        f"({share:.1%} of all {metric}){scratch}. Scratch goes through the vector-memory path "
         f"(vmcnt), so every reload is a memory round trip the loop waits for; the costliest is "
         f"row {top.index} `{top.asm}` ({top.cost:,} cycles)."
     )
@@ -69,8 +91,9 @@ def register_spills(ctx: PlanContext) -> list[Finding]:
     )
     gain = Gain(
         round(share * REMOVABLE[0], 4), round(share * REMOVABLE[1], 4),
-        f"removing {REMOVABLE[0]:.0%}–{REMOVABLE[1]:.0%} of the spill cost (scratch stall + "
-        f"reload waits = {share:.1%} of all stall cycles); wall-time gain is at most this",
+        f"removing {REMOVABLE[0]:.0%}–{REMOVABLE[1]:.0%} of the spill cost (scratch {metric} + "
+        f"reload waits = {share:.1%} of all {metric} cycles); wall-time gain is at most this",
+        unit=f"{metric}_cycles",
     )
     priority = "HIGH" if spills.in_hot_loop else priority_for_share(share)
     title = (f"Registers spill to scratch {where} ({spills.loads} reload(s), "
@@ -88,6 +111,71 @@ def register_spills(ctx: PlanContext) -> list[Finding]:
                     estimated_gain=gain, root_cause=root_cause, fix=fix, evidence=evidence,
                     location=location, effort="medium",
                     scope="line")]
+
+
+def _fill_loop(ctx: PlanContext, spills: Spills) -> dict | None:
+    """The short observed loop that stores into the array (a fill loop), if the waves ran one."""
+    stores = {a.index for a in spills.accesses if a.kind == "store"}
+    for loop in wave_loops(ctx):
+        first, last = loop.get("first_index"), loop.get("last_index")
+        if not (isinstance(first, int) and isinstance(last, int)
+                and last - first + 1 <= FILL_LOOP_MAX_INSTRUCTIONS
+                and any(first <= index <= last for index in stores)):
+            continue
+        body = [ctx.instructions[i] for i in range(first, last + 1) if i in ctx.instructions]
+        if body and all(ins.get("type") in FILL_LOOP_TYPES for ins in body):
+            return loop
+    return None
+
+
+def private_array_scratch(ctx: PlanContext) -> list[Finding]:
+    """S2: a per-lane array indexed at run time lives in scratch (VGPR-addressed scratch access);
+    when a short loop fills it, that loop's share of the waves' time is the cost."""
+    arrays = spills_of(ctx, classify=private_array_kind)
+    if arrays is None:
+        return []
+    share, metric = _share_of(ctx, arrays)
+    loop = _fill_loop(ctx, arrays)
+    loop_share = ((loop.get("split") or {}).get("loop_share") if loop else None) or 0.0
+    top = arrays.accesses[0]
+    location = next((ctx.evidence(ctx.instructions[a.index]).location for a in arrays.accesses
+                     if a.index in ctx.instructions), None)
+    filled = (f" A {loop['last_index'] - loop['first_index'] + 1}-instruction loop (rows "
+              f"{loop['first_index']}–{loop['last_index']}, {loop.get('iterations') or 0:,} "
+              f"iterations, {loop.get('cycles_per_iteration') or 0:,.0f} cycles each) fills it "
+              f"and takes {loop_share:.0%} of the traced waves' time." if loop else "")
+    root_cause = (
+        f"{arrays.stores} scratch store(s) and {arrays.loads} scratch load(s) go through a VGPR "
+        f"address: a per-lane array indexed at run time, which the compiler cannot keep in "
+        f"registers, so it lives in scratch memory (executed {arrays.executed:,} times, "
+        f"{arrays.cost:,} {metric} cycles = {share:.1%} of all {metric}; costliest row "
+        f"{top.index} `{top.asm}`).{filled}"
+    )
+    fix = ("Index the array with compile-time constants (unrolled loops) so it stays in "
+           "registers, keep it in LDS if lanes share it, and initialise it with wide stores or not "
+           "at all (a byte-by-byte fill loop is the slowest way to zero memory); then check the "
+           "compiler's `private_segment_size` / scratch report drops.")
+    if loop_share > share:
+        gain = Gain(round(loop_share * 0.5, 4), round(loop_share, 4),
+                    f"removing 50%–100% of the fill loop's {loop_share:.0%} of the waves' time "
+                    "(hypothesis — verify by re-timing)", unit="wave_time")
+    else:
+        gain = Gain(round(share * 0.5, 4), round(share, 4),
+                    f"removing 50%–100% of the scratch cost ({share:.1%} of all {metric} "
+                    "cycles)", unit=f"{metric}_cycles")
+    title = (f"A private array lives in scratch ({arrays.stores} store(s), {arrays.loads} "
+             f"load(s) through a VGPR address)"
+             + (f"; its fill loop takes {loop_share:.0%} of the waves' time" if loop else "")
+             + f" at {short_location(location)}")
+    evidence = [ctx.evidence(ctx.instructions[a.index],
+                             f"scratch {a.kind} via VGPR address, {a.hits:,} executions")
+                for a in arrays.accesses[:6] if a.index in ctx.instructions]
+    rule_id = f"{RULE_ARRAY}@{short_location(location)}" if location else RULE_ARRAY
+    return [Finding(id=rule_id, rule=RULE_ARRAY, title=title,
+                    priority=priority_for_share(max(share, loop_share)),
+                    stall_share=round(max(share, loop_share), 4), estimated_gain=gain,
+                    root_cause=root_cause, fix=fix, evidence=evidence, location=location,
+                    effort="medium", scope="line")]
 
 
 def spills_first(findings: list[Finding]) -> list[Finding]:
