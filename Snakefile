@@ -36,3 +36,10 @@ rule all:
     default_target: True
     input:
         all_targets,
+
+
+onstart:
+    # Snakemake has installed its SIGTERM handler by now; captures must not outlive a stop.
+    from kerneltrace.pipeline.stopping import stop_captures_on_sigterm
+
+    stop_captures_on_sigterm()

@@ -1,5 +1,6 @@
 """Capture processes die with the pipeline (issue 14 point 1): SIGKILL/SIGTERM of the capture job and
-SIGINT (Ctrl-C) or SIGTERM to Snakemake take the rocprofv3 process group along; temp dirs are removed.
+SIGINT (Ctrl-C) or SIGTERM to Snakemake (its process group, or the Snakemake process alone) take the
+rocprofv3 process group along; temp dirs are removed.
 
 The profiled command writes its PID and then sleeps for 10 minutes; a test passes when that process
 is gone after the stop. Waiting for processes to appear or disappear is bounded (a generous 60 s
@@ -73,8 +74,9 @@ def test_stopping_the_capture_job_kills_the_capture_group(tmp_path, env, sig):
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_stopping_snakemake_kills_the_capture(tmp_path, sig):
+@pytest.mark.parametrize("sig,whole_group", [(signal.SIGINT, True), (signal.SIGTERM, True),
+                                             (signal.SIGTERM, False)])
+def test_stopping_snakemake_kills_the_capture(tmp_path, sig, whole_group):
     env = double_env(tmp_path)
     pidfile = tmp_path / "app.pid"
     config = tmp_path / "c.yaml"
@@ -89,14 +91,38 @@ def test_stopping_snakemake_kills_the_capture(tmp_path, sig):
                            stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         app = _app_pid(pidfile)
-        # Ctrl-C, and SIGTERM as sent by timeout(1), scancel and service managers: to the group.
-        # (SIGTERM to the Snakemake process alone is Snakemake's graceful stop: it waits for running
-        # jobs, captures included; docs/pipeline.md says so.)
-        os.killpg(smk.pid, sig)
-        smk.wait()
+        # Ctrl-C, and SIGTERM as sent by timeout(1), scancel and service managers: to the group;
+        # `kill PID` of Snakemake alone: its graceful stop, which the Snakefile's onstart wraps so
+        # that capture jobs are stopped instead of awaited (pipeline/stopping.py).
+        if whole_group:
+            os.killpg(smk.pid, sig)
+        else:
+            os.kill(smk.pid, sig)
+        try:
+            smk.wait(timeout=GUARD_SECONDS)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"Snakemake still waits for its capture after {sig.name}") from None
         _wait_for(lambda: not _alive(app), f"the profiled command (pid {app}) to die after {sig.name} to Snakemake")
     finally:
         if smk.poll() is None:
             os.killpg(smk.pid, signal.SIGKILL)
         if pidfile.exists() and _alive(int(pidfile.read_text())):  # never leave the test's sleeper behind
             os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def test_capture_jobs_are_found_among_descendants_only(tmp_path):
+    """The SIGTERM wrapper's process walk: capture scripts below the root, nothing else."""
+    from kerneltrace.pipeline.stopping import capture_jobs
+
+    proc = tmp_path / "proc"
+    for pid, parent, name, cmd in [(10, 1, "snakemake", b"python\0-m\0snakemake"),
+                                   (11, 10, "sh", b"/bin/sh\0-c\0python tmp1.att_capture.py"),
+                                   (12, 11, "python (x) y", b"python\0.snakemake/scripts/tmp1.att_capture.py"),
+                                   (13, 10, "python", b"python\0tmp2.hotspot_analyzer.py"),
+                                   (20, 1, "python", b"python\0other/att_capture.py")]:
+        (proc / str(pid)).mkdir(parents=True)
+        (proc / str(pid) / "stat").write_text(f"{pid} ({name}) S {parent} 0 0")
+        (proc / str(pid) / "cmdline").write_bytes(cmd)
+    (proc / "self").mkdir()
+    assert capture_jobs(10, proc) == [11, 12]
+    assert capture_jobs(13, proc) == []
