@@ -34,6 +34,14 @@ class PlanContext:
         return int((self.hotspots.get("totals") or {}).get("stall_cycles") or 0)
 
     @property
+    def ranking_basis(self) -> tuple[str, int]:
+        """The per-instruction column the plan ranks by and its total: stall, or latency when the
+        capture records no stall (rocprofv2 legacy, stall-free decodes)."""
+        if self.total_stall:
+            return "stall_cycles", self.total_stall
+        return "latency_cycles", int((self.hotspots.get("totals") or {}).get("latency_cycles") or 0)
+
+    @property
     def kernel(self) -> str:
         return self.hotspots.get("kernel") or "(unknown kernel)"
 

@@ -23,8 +23,7 @@ def region_hotspots(ctx: PlanContext, *, force: bool = False) -> list[Finding]:
     """Top instruction regions by stall (latency in legacy captures) when lines fail (or `force`)."""
     if not (force or lines_fail(ctx)):
         return []
-    by = "stall_cycles" if ctx.total_stall else "latency_cycles"
-    total = ctx.total_stall or int((ctx.hotspots.get("totals") or {}).get("latency_cycles") or 0)
+    by, total = ctx.ranking_basis
     if not total:
         return []
     artifacts = {line["location"] for line in ctx.artifact_lines()}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from kerneltrace.analysis.spills import Spills, find_spills, private_array_kind
+from collections.abc import Callable
+
+from kerneltrace.analysis.spills import Spills, find_spills, private_array_kind, spill_kind
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, priority_for_share, short_location
@@ -35,26 +37,20 @@ def _hot_loop_rows(ctx: PlanContext) -> tuple[int, int] | None:
     return best
 
 
-def _total_latency(ctx: PlanContext) -> int:
-    latency = (ctx.hotspots.get("totals") or {}).get("latency_cycles")
-    return latency if isinstance(latency, int) and not isinstance(latency, bool) else 0
-
-
-def spills_of(ctx: PlanContext, classify=None) -> Spills | None:
+def spills_of(ctx: PlanContext, classify: Callable[[str], str | None] = spill_kind) -> Spills | None:
     """Scratch accesses costed by stall, or by latency when the capture has no stall (legacy):
     spills by default, private-array accesses with ``classify=private_array_kind``."""
     hot = _hot_loop_rows(ctx)
-    extra = {"classify": classify} if classify else {}
     return find_spills(ctx.hotspots, lambda index: ctx.loop_of(index) is not None,
                        lambda index: hot is not None and hot[0] <= index <= hot[1],
-                       "stall_cycles" if ctx.total_stall else "latency_cycles", **extra)
+                       ctx.ranking_basis[0], classify)
 
 
 def _share_of(ctx: PlanContext, spills: Spills) -> tuple[float, str]:
     """The accesses' cost as a share of all stall (or all latency without stall), and its name."""
-    by_stall = spills.basis == "stall_cycles"
-    total = ctx.total_stall if by_stall else _total_latency(ctx)
-    return (spills.cost / total if total else 0.0), ("stall" if by_stall else "latency")
+    _, total = ctx.ranking_basis
+    metric = "stall" if spills.basis == "stall_cycles" else "latency"
+    return (spills.cost / total if total else 0.0), metric
 
 
 def register_spills(ctx: PlanContext) -> list[Finding]:
