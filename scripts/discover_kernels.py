@@ -7,37 +7,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
-import os  # noqa: E402
 
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.cliargs import number  # noqa: E402
-from kerneltrace.errors import InputError, run_cli  # noqa: E402
+from kerneltrace.errors import run_cli  # noqa: E402
 from kerneltrace.pipeline import capture_cli  # noqa: E402
-from kerneltrace.rocprof import capture, commands, discover  # noqa: E402
+from kerneltrace.rocprof import discover, stages  # noqa: E402
 
 # Rules run this script as its own process (kerneltrace/pipeline/jobs.py): it installs signal
 # handlers and owns the rocprofv3 process group, which a thread of Snakemake cannot.
 OWN_PROCESS = True
-
-
-def discover_kernels(*, cmd: str | None, stats: Path | None, raw_dir: Path, rocprofv3: str,
-                     env_extra: dict[str, str], timeout: float, kernel: str | None, top_kernels: int,
-                     log_path: Path, table: Path, markdown: Path) -> list[discover.KernelRow]:
-    if stats is None:
-        if not cmd:
-            raise InputError("no command to profile", "discover_kernels", "give --cmd or --stats")
-        env = commands.child_env(os.environ, env_extra)
-        exe = commands.require_rocprofv3(rocprofv3, env)
-        capture.run_discovery(rocprofv3=exe, app=commands.AppCommand(cmd), env=env, final_dir=raw_dir,
-                              log_path=log_path, timeout=timeout)
-        stats = discover.find_stats_file(raw_dir)
-        if stats is None:
-            raise InputError("rocprofv3 wrote no *_kernel_stats.csv nor results.db", str(raw_dir),
-                             f"check the log {log_path}; the command may launch no GPU kernel")
-    rows = discover.select_kernels(discover.read_discovery(stats), kernel, top_kernels)
-    atomic.write_text(table, discover.to_tsv(rows))
-    atomic.write_text(markdown, discover.to_markdown(rows))
-    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,13 +33,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="extra environment for the command (repeatable)")
     parser.add_argument("--log", type=Path, help="rocprofv3 log (default OUT_DIR/discover.log)")
     args = parser.parse_args(argv)
-    env_extra = capture_cli.env_pairs(args.env)
-    rows = discover_kernels(cmd=args.cmd, stats=args.stats, raw_dir=args.out_dir / "raw",
-                            rocprofv3=args.rocprofv3, env_extra=env_extra, timeout=args.timeout,
-                            kernel=args.kernel, top_kernels=args.top_kernels,
-                            log_path=args.log or args.out_dir / "discover.log", table=args.out_dir / "kernels.tsv",
-                            markdown=args.out_dir / "kernels.md")
-    sys.stdout.write(discover.to_markdown(rows))
+    stats = args.stats
+    if stats is None:
+        stats = stages.discover_stats(cmd=args.cmd, raw_dir=args.out_dir / "raw", rocprofv3=args.rocprofv3,
+                                      env_extra=capture_cli.env_pairs(args.env), timeout=args.timeout,
+                                      log_path=args.log or args.out_dir / "discover.log")
+    rows = discover.select_kernels(discover.read_discovery(stats), args.kernel, args.top_kernels)
+    markdown = discover.to_markdown(rows)
+    atomic.write_many({args.out_dir / "kernels.tsv": discover.to_tsv(rows), args.out_dir / "kernels.md": markdown})
+    sys.stdout.write(markdown)
     return 0
 
 

@@ -10,7 +10,7 @@ import argparse  # noqa: E402
 
 from kerneltrace.errors import run_cli  # noqa: E402
 from kerneltrace.pipeline import capture_cli  # noqa: E402
-from kerneltrace.rocprof.capture import capture_pmc  # noqa: E402
+from kerneltrace.rocprof.stages import capture_pmc  # noqa: E402
 
 # Rules run this script as its own process (kerneltrace/pipeline/jobs.py): it installs signal
 # handlers and owns the rocprofv3 process group, which a thread of Snakemake cannot.

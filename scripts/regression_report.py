@@ -8,22 +8,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
 
+from kerneltrace import atomic  # noqa: E402
 from kerneltrace.analysis.compare.document import parse_thresholds  # noqa: E402
 from kerneltrace.analysis.compare.regression import regression_check  # noqa: E402
-from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
-from kerneltrace.render.compare import render_markdown  # noqa: E402
-from kerneltrace.render.markdown import html_comment  # noqa: E402
-
-
-def write_outputs(baseline, run, hotspots, thresholds, json_path, md_path,
-                  summary=None) -> dict:
-    result = regression_check(Path(baseline), run, [Path(p) for p in hotspots],
-                              parse_thresholds(thresholds), summary_path=summary)
-    write_json(json_path, result)
-    header = f"<!-- regression report: run {html_comment(run)} vs {html_comment(result['baseline'])} -->\n"
-    write_text(md_path, header + render_markdown(result))
-    return result
+from kerneltrace.render.compare import render_regression_markdown  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,9 +27,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="this run's summary.json (adds its L2 metrics)")
     parser.add_argument("hotspots", nargs="+", type=Path, help="this run's hotspot JSONs")
     args = parser.parse_args(argv)
-    refuse_input_overwrite((args.json, args.markdown), [args.baseline, args.summary, *args.hotspots])
-    result = write_outputs(args.baseline, args.run, args.hotspots, args.thresholds, args.json,
-                           args.markdown, args.summary)
+    atomic.refuse_input_overwrite((args.json, args.markdown), [args.baseline, args.summary, *args.hotspots])
+    result = regression_check(args.baseline, args.run, args.hotspots, parse_thresholds(args.thresholds),
+                              summary_path=args.summary)
+    atomic.write_many({args.json: atomic.json_text(result),
+                       args.markdown: render_regression_markdown(result, args.run)})
     print(f"{args.run}: {result['verdict']}")
     return 0
 

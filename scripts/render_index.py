@@ -9,19 +9,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import argparse  # noqa: E402
 
 from kerneltrace.analysis.compare.inputs import read_json  # noqa: E402
-from kerneltrace.atomic import write_text  # noqa: E402
+from kerneltrace.atomic import refuse_input_overwrite, write_text  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
 from kerneltrace.render.index import render_index, run_row  # noqa: E402
 
 
 def write_index(reports: Path, runs: list[str], out: Path) -> None:
-    rows = []
-    for run in runs:
-        summary_path = reports / run / "summary.json"
-        regression_path = reports / run / "regression.json"
-        summary = read_json(summary_path) if summary_path.is_file() else None
-        regression = read_json(regression_path) if regression_path.is_file() else None
-        rows.append(run_row(run, summary, regression))
+    documents = [(run, reports / run / "summary.json", reports / run / "regression.json") for run in runs]
+    refuse_input_overwrite((out,), [path for _, *paths in documents for path in paths])
+    rows = [run_row(run, read_json(summary) if summary.is_file() else None,
+                    read_json(regression) if regression.is_file() else None)
+            for run, summary, regression in documents]
     write_text(out, render_index(rows))
 
 

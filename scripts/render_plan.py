@@ -20,38 +20,6 @@ from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
 
 
-def render(
-    hotspots: list[Path],
-    l2: list[Path],
-    md: Path,
-    html: Path,
-    summary_path: Path,
-    run: str | None,
-    charts_dir: Path | None = None,
-) -> dict:
-    """Build the summary and write the three reports (and chart SVGs when asked)."""
-    from kerneltrace.plan.inputs import load_plan_documents, plan_snippets
-    from kerneltrace.plan.summary import build_summary
-    from kerneltrace.render.plan import chart_files, plan_charts, render_html, render_markdown
-
-    hotspot_docs, l2_docs = load_plan_documents(hotspots, l2)
-    atomic.refuse_input_overwrite([md, html, summary_path, charts_dir], hotspots + l2)
-    summary = build_summary(hotspot_docs, l2_docs, run=run)
-    snippets = plan_snippets(hotspot_docs)
-    # Everything is rendered before anything is written, and written all-or-nothing: a failing
-    # renderer leaves the previous plan.md/html/summary.json/charts whole.
-    outputs: dict[Path, str] = {summary_path: atomic.json_text(summary),
-                                md: render_markdown(summary, hotspot_docs)}
-    charts = plan_charts(summary, hotspot_docs)  # drawn once: inline in plan.html and as files
-    outputs[html] = render_html(summary, hotspot_docs, l2_docs, snippets, charts)
-    if charts_dir is not None:
-        charts_dir.mkdir(parents=True, exist_ok=True)
-        for name, svg in chart_files(summary, hotspot_docs, charts).items():
-            outputs[charts_dir / name] = svg
-    atomic.write_many(outputs)
-    return summary
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0] or None)
     parser.add_argument(
@@ -65,16 +33,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="the hotspot/L2 copies kept in OUT_DIR/hotspots and OUT_DIR/l2; other "
                              "JSON files there (dispatches no longer in the run) are removed")
     args = parser.parse_args(argv)
+    from kerneltrace.plan.inputs import load_plan_documents
+    from kerneltrace.render.plan import plan_outputs
+
     out = args.out_dir
-    summary = render(
-        args.hotspots,
-        args.l2,
-        out / "plan.md",
-        out / "plan.html",
-        out / "summary.json",
-        args.run,
-        out / "charts" if args.charts else None,
-    )
+    inputs = args.hotspots + args.l2
+    hotspot_docs, l2_docs = load_plan_documents(args.hotspots, args.l2)
+    atomic.refuse_input_overwrite([out / "summary.json", out / "plan.md", out / "plan.html"], inputs)
+    summary, files = plan_outputs(hotspot_docs, l2_docs, run=args.run, charts=args.charts)
+    atomic.refuse_input_overwrite([out / name for name in files], inputs)  # the chart files too
+    # all-or-nothing: a failing write leaves the previous plan.md/html/summary.json/charts whole
+    atomic.write_many({out / name: text for name, text in files.items()})
     if args.kept is not None:
         from kerneltrace.pipeline.kept import remove_stale_copies
 

@@ -13,14 +13,6 @@ from kerneltrace.errors import run_cli  # noqa: E402
 from kerneltrace.rocprof import jobfile  # noqa: E402
 
 
-def job_text(kernel_name: str, settings: dict, job_format: str) -> str:
-    values = {k: v for k, v in settings.items() if v is not None}
-    if "att_library_path" in values:
-        values["att_library_path"] = tuple(values["att_library_path"])
-    att = jobfile.AttSettings(**values)
-    return jobfile.dump_jobs([jobfile.att_job(jobfile.exact_name_regex(kernel_name), att)], job_format)
-
-
 def main(argv: list[str] | None = None) -> int:
     defaults = jobfile.AttSettings()
     parser = argparse.ArgumentParser(description=__doc__)
@@ -46,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
                 "att_buffer_size": number(args.att_buffer_size),
                 "att_library_path": args.att_library_path,
                 "truncate_kernels": args.truncate_kernels}
-    text = job_text(args.kernel_name, settings, args.format)
+    text = jobfile.att_job_text(args.kernel_name, settings, args.format)
     if args.output:
         atomic.write_text(args.output, text)
     else:

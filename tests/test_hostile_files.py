@@ -221,8 +221,7 @@ def test_dollar_math_in_a_source_path_is_drawn_as_text(dispatch, tmp_path):
         line["location"] = line["location"].replace("/synthetic/src/vec_add.cpp", odd)
     doc_path.write_text(json.dumps(doc))
     out = tmp_path / "out"
-    _plan_module().render([doc_path], [], out / "plan.md", out / "plan.html", out / "summary.json", "r",
-                          out / "charts")
+    assert _plan_module().main(["--hotspots", str(doc_path), "--out-dir", str(out), "--run", "r", "--charts"]) == 0
     svgs = "".join(p.read_text() for p in (out / "charts").glob("*.svg"))
     assert "$\\frac{a}{b}$_$x^2$.py" in svgs
 
@@ -231,8 +230,7 @@ def test_failing_renderer_leaves_the_previous_outputs_whole(dispatch, tmp_path, 
     doc_path = _hotspot_json(dispatch, tmp_path / "h.json")
     module = _plan_module()
     out = tmp_path / "out"
-    paths = (out / "plan.md", out / "plan.html", out / "summary.json", "r", out / "charts")
-    module.render([doc_path], [], *paths)
+    assert module.main(["--hotspots", str(doc_path), "--out-dir", str(out), "--run", "r", "--charts"]) == 0
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert len(before) >= 4
 
@@ -243,5 +241,5 @@ def test_failing_renderer_leaves_the_previous_outputs_whole(dispatch, tmp_path, 
 
     monkeypatch.setattr(plan_render, "render_html", broken)
     with pytest.raises(RuntimeError):  # another run name: every output would change
-        module.render([doc_path], [], paths[0], paths[1], paths[2], "another-run", paths[4])
+        module.main(["--hotspots", str(doc_path), "--out-dir", str(out), "--run", "another-run", "--charts"])
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

@@ -9,7 +9,6 @@ Chromium is optional: that half is skipped when it is absent."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -21,8 +20,12 @@ import pytest
 
 markdown_it = pytest.importorskip("markdown_it")
 
+from kerneltrace.analysis.compare.document import parse_thresholds  # noqa: E402
+from kerneltrace.analysis.compare.regression import regression_check  # noqa: E402
 from kerneltrace.hotspot_report import analyze_dispatch  # noqa: E402
+from kerneltrace.pipeline.dispatches import notes_markdown  # noqa: E402
 from kerneltrace.plan.summary import build_summary  # noqa: E402
+from kerneltrace.render.compare import render_regression_markdown  # noqa: E402
 from kerneltrace.render.plan import render_markdown as plan_markdown  # noqa: E402
 from kerneltrace.rocprof import discover  # noqa: E402
 from kerneltrace.synth import spec as synth_spec  # noqa: E402
@@ -53,13 +56,6 @@ PAYLOAD = " ".join(PAYLOADS)
 SAFE_TAGS = {"h1", "h2", "h3", "h4", "h5", "h6", "p", "ul", "ol", "li", "table", "thead", "tbody", "tr",
              "th", "td", "code", "pre", "strong", "em", "blockquote", "hr", "br", "a", "html", "body", "head",
              "meta"}
-
-
-def _load_script(name: str):
-    spec = importlib.util.spec_from_file_location(name.replace(".", "_"), REPO / "scripts" / name)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -95,18 +91,15 @@ def _outputs(doc: dict, tmp_path: Path) -> dict[str, str]:
                            "--markdown", str(md), "--quiet"], capture_output=True, text=True, check=False)
     assert proc.returncode in (0, 1), proc.stderr
     outputs["compare --markdown"] = md.read_text()
-    regression = _load_script("regression_report.py")
     hot = tmp_path / "hot.json"
     hot.write_text(json.dumps(worse))
     base = tmp_path / ("base" + PAYLOADS[5].replace("/", "_"))
     base.mkdir()  # an empty baseline folder: "no baseline for run" note naming the path
-    regression.write_outputs(base, "run1", [hot], "",
-                             tmp_path / "regression.json", tmp_path / "regression.md")
-    outputs["regression.md"] = (tmp_path / "regression.md").read_text()
-    finder = _load_script("find_dispatch_dirs.py")
+    result = regression_check(base, "run1", [hot], parse_thresholds(""))
+    outputs["regression.md"] = render_regression_markdown(result, "run1")
     row = {"id": "d000" + PAYLOAD, "kernel": "k" + PAYLOAD, "dispatch_dir": "/caps/" + PAYLOAD,
            "label": "l" + PAYLOAD}
-    outputs["dispatches.md"] = finder.notes_markdown([row], ["dropped /caps/" + PAYLOAD + ": broken"],
+    outputs["dispatches.md"] = notes_markdown([row], ["dropped /caps/" + PAYLOAD + ": broken"],
                                                      "searched /caps/" + PAYLOAD)
     outputs["discovery table"] = discover.to_markdown(discover._ranked([("k" + PAYLOAD, 1, 10.0)]))
     return outputs

@@ -253,6 +253,10 @@ def _overwrite_cases(tmp_path: Path, dispatch: Path):
                         _touch(tmp_path / "summary.json")),
         "regression-gate": (["regression_gate.py", doc, link], doc),
         "find-dispatch-dirs": (["find_dispatch_dirs.py", dispatch, "-o", dispatch / "m.tsv"], code),
+        "render-index": (["render_index.py", "--out", tmp_path / "run" / "summary.json", tmp_path, "run"],
+                         _touch(tmp_path / "run" / "summary.json")),
+        "regression-report": (["regression_report.py", "--baseline", tmp_path, "--run", "run", "--json", doc,
+                               "--markdown", tmp_path / "r.md", doc], doc),
     }
 
 
@@ -263,12 +267,13 @@ def _link_to(tmp_path: Path, target: Path) -> Path:
 
 
 def _touch(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text('{"schema": "kerneltrace.hotspots/1"}\n')
     return path
 
 
 CASES = ["hotspot-json-into-dir", "hotspot-text-symlink", "compare-json-same", "compare-json-symlink",
-         "compare-markdown-hardlink", "l2-json", "render-plan", "regression-gate", "find-dispatch-dirs"]
+         "compare-markdown-hardlink", "l2-json", "render-plan", "regression-gate", "find-dispatch-dirs", "render-index", "regression-report"]
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -106,3 +106,16 @@ def test_threads_write_to_their_own_logs(tmp_path):
         assert words == {f"w{index}"}, text
     assert isinstance(sys.stdout, jobs._ThreadStream)  # installed, and …
     print("to the console")  # … without a job the real stream still works
+
+
+def test_a_script_exiting_while_imported_fails_the_job_instead_of_ending_the_thread(tmp_path):
+    """In a Snakemake thread an uncaught SystemExit ends the thread silently and the run hangs."""
+    script = tmp_path / "broken.py"
+    script.write_text("import sys\nprint('error: injected analysis failure', file=sys.stderr)\nsys.exit(3)\n")
+    log = tmp_path / "job.log"
+    outcome = []
+    thread = threading.Thread(target=lambda: outcome.append(_run(script, log, "x")))
+    thread.start()
+    thread.join()
+    assert outcome == [(3, "error: injected analysis failure")]
+    assert log.read_text() == "error: injected analysis failure\n"

@@ -257,3 +257,12 @@ def find_csv_files(dispatch_dir: Path, dispatch_id: int | None, names: list[str]
     """find_metadata's choice of CSVs, plus the counter files of the nearest level holding any."""
     found = find_metadata(dispatch_dir, dispatch_id, names)
     return CsvFiles(found.trace.csv, found.agent_csv, nearest(dispatch_dir, COUNTERS))
+
+
+def first_gpu_arch(folder: Path) -> str | None:
+    """gfx target of the first GPU named by any *agent_info.csv under ``folder`` (a discovery output)."""
+    for path in sorted(Path(folder).rglob("*agent_info.csv")):
+        gpus = [agent for agent in gpu_agents(list(_read("agents", path))) if agent.name]
+        if gpus:
+            return gpus[0].name
+    return None

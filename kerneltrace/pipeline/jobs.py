@@ -103,20 +103,6 @@ def _last_error(text: str) -> str:
     return next((line for line in reversed(text.splitlines()) if line.startswith("error:")), "")
 
 
-def _run_in_thread(module: ModuleType, argv: list[str], log_path: str) -> tuple[int, str]:
-    install()
-    with open(log_path, "a", encoding="utf-8") as handle:
-        sink = LogSink(handle)
-        _local.log = sink
-        try:
-            code = run_cli(module.main, argv)
-        except SystemExit as stop:  # argparse exiting on a bad option
-            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
-        finally:
-            _local.log = None
-    return code, sink.last_error
-
-
 def _run_as_process(script: Path, argv: list[str], log_path: str) -> tuple[int, str]:
     with open(log_path, "ab") as handle:
         start = handle.tell()
@@ -135,13 +121,29 @@ def run_job(script: Path | str, log_path: str, *, input: Any = None, output: Any
             params: Any = None, wildcards: Any = None, log: Sequence[str] = ()) -> tuple[int, str]:
     """Run ``main(snakemake_argv(job))`` of ``script`` for one rule job, its output in ``log_path``.
 
-    Returns (exit code, the last `error:` line, or a generic one when the code is non-zero).
+    Returns (exit code, the last `error:` line, or a generic one when the code is non-zero). A
+    script exiting while it is imported or parsing its options (SystemExit) is an exit code too:
+    in a thread of Snakemake an uncaught SystemExit would end the thread and hang the run.
     """
-    module = load_script(script)
+    install()
     job = SimpleNamespace(input=input, output=output, params=params, wildcards=wildcards, log=log)
-    argv = [str(arg) for arg in module.snakemake_argv(job)]
-    if getattr(module, "OWN_PROCESS", False):
+    own_process = False
+    with open(log_path, "a", encoding="utf-8") as handle:
+        sink = LogSink(handle)
+        _local.log = sink
+        try:
+            module = load_script(script)
+            argv = [str(arg) for arg in module.snakemake_argv(job)]
+            own_process = bool(getattr(module, "OWN_PROCESS", False))
+            if not own_process:
+                code = run_cli(module.main, argv)
+        except SystemExit as stop:
+            own_process = False
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        finally:
+            _local.log = None
+    if own_process:
         code, message = _run_as_process(Path(script), argv, log_path)
     else:
-        code, message = _run_in_thread(module, argv, log_path)
+        message = sink.last_error
     return code, message or (f"error: exit code {code}" if code else "")

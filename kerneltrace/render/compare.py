@@ -308,3 +308,11 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
             )
         out.append("")
     return out
+
+
+def render_regression_markdown(result: dict, run: str) -> str:
+    """regression.md: the comparison's Markdown under a header comment naming the run and baseline."""
+    from kerneltrace.render.markdown import html_comment
+
+    header = f"<!-- regression report: run {html_comment(run)} vs {html_comment(result['baseline'])} -->\n"
+    return header + render_markdown(result)

@@ -262,3 +262,21 @@ def render_html(
             view["charts"] = {title: Markup(svg) for title, svg in drawn.items() if svg}
     template = _environment(autoescape=True).get_template("plan.html.j2")
     return template.render(summary=summary, kernels=kernels, l2_docs=l2_docs or [])
+
+
+def plan_outputs(hotspot_docs: list[dict], l2_docs: list[dict], *, run: str | None,
+                 charts: bool = False) -> tuple[dict, dict[str, str]]:
+    """The summary and every file of a plan folder by relative name (summary.json, plan.md,
+    plan.html, and charts/*.svg when asked), all rendered before anything is written."""
+    from kerneltrace.atomic import json_text
+    from kerneltrace.plan.inputs import plan_snippets
+    from kerneltrace.plan.summary import build_summary
+
+    summary = build_summary(hotspot_docs, l2_docs, run=run)
+    drawn = plan_charts(summary, hotspot_docs)  # drawn once: inline in plan.html and as files
+    files = {"summary.json": json_text(summary),
+             "plan.md": render_markdown(summary, hotspot_docs),
+             "plan.html": render_html(summary, hotspot_docs, l2_docs, plan_snippets(hotspot_docs), drawn)}
+    if charts:
+        files.update({f"charts/{name}": svg for name, svg in chart_files(summary, hotspot_docs, drawn).items()})
+    return summary, files

@@ -1,4 +1,4 @@
-"""Running rocprofv3 safely: logged child process with timeout, temp capture dirs promoted on success, ATT retries, PMC checks."""
+"""Running rocprofv3 safely: logged child process with timeout, temp capture dirs promoted on success, ATT retries."""
 
 from __future__ import annotations
 
@@ -267,33 +267,3 @@ def run_discovery(*, rocprofv3: str, app: commands.AppCommand, env: Mapping[str,
         raise failure_message("the profiled command (discovery run)", result, log_path, timeout)
     promote(tmp, final_dir)
     return final_dir
-
-
-def capture_pmc(*, job_path: Path, cmd: str, rocprofv3: str, env_extra: dict[str, str], timeout: float,
-                capture_dir: Path, log_path: Path) -> dict:
-    """Run one single-pass job; fail when the run fails or a requested counter has no rows."""
-    from kerneltrace.counters.table import strip_sum
-    from kerneltrace.readers.counter_csv import find_counter_csvs, read_counter_csv
-
-    env = commands.child_env(os.environ, env_extra, debug_info=False)  # no line info needed for PMC
-    exe = commands.require_rocprofv3(rocprofv3, env)
-    jobs = jobfile.load_jobs(job_path.read_text(encoding="utf-8"), job_path.suffix)
-    requested = {strip_sum(name) for job in jobs for name in job.get("pmc", [])}
-    tmp = fresh_tmp(capture_dir, "pmc")
-    argv = commands.pmc_argv(exe, str(job_path), str(tmp), commands.AppCommand(cmd))
-    result = run_in_tmp(tmp, argv, env, log_path, timeout)
-    if result.timed_out or result.returncode:
-        raise failure_message("PMC capture", result, log_path, timeout)
-    files = find_counter_csvs(tmp)
-    if not files:
-        raise CaptureFailed(f"PMC capture wrote no counter_collection.csv (log: {log_path}); "
-                                    "the kernel regex matched no dispatch or the counters are unavailable", 1)
-    found = {name for path in files for d in read_counter_csv(path).dispatches for name in d.counters}
-    missing = sorted(requested - found)
-    if missing:
-        # rocprofv3 only warns about unknown counters; a missing counter is an error, never a 0
-        raise CaptureFailed(f"counters missing from the output: {', '.join(missing)} (log: {log_path}); "
-                                    "check the names with `rocprofv3-avail list --pmc` for this GPU", 1)
-    promote(tmp, capture_dir)
-    return {"capture_dir": str(capture_dir), "job": str(job_path), "argv": argv,
-            "counters": sorted(requested), "files": [str(capture_dir / p.relative_to(tmp)) for p in files]}

@@ -1,4 +1,4 @@
-"""rocprofv3 ``-i`` job files: one ATT job per file, written with yaml.safe_dump or json."""
+"""rocprofv3 ``-i`` job files (one ATT job per file; single-pass PMC plans), written with yaml.safe_dump or json."""
 
 from __future__ import annotations
 
@@ -127,3 +127,38 @@ def load_jobs(text: str, suffix: str) -> list[dict[str, Any]]:
         raise InputError("job file has no 'jobs' list of mappings", "job file",
                          "write {jobs: [{...}, ...]}")
     return jobs
+
+
+def att_job_text(kernel_name: str, settings: dict[str, Any], job_format: str) -> str:
+    """The job file of one ATT job for the exact kernel name (``settings``: AttSettings fields; None = default)."""
+    values = {key: value for key, value in settings.items() if value is not None}
+    if "att_library_path" in values:
+        values["att_library_path"] = tuple(values["att_library_path"])
+    return dump_jobs([att_job(exact_name_regex(kernel_name), AttSettings(**values))], job_format)
+
+
+PMC_PLAN_SCHEMA = "kerneltrace.pmc-plan/1"
+
+
+def pmc_plan_files(*, arch: str, kernel_regex: str, metrics: list[str] | None, job_format: str,
+                   capture_dir: str | None) -> tuple[dict[str, str], dict[str, Any]]:
+    """Single-pass PMC jobs as files: ({file name: job file text}, the plan.json document).
+
+    ``capture_dir`` (a folder) is written into each job as its output_directory; None leaves the
+    location to the capture command line.
+    """
+    from kerneltrace.counters.planner import plan_jobs
+
+    files: dict[str, str] = {}
+    entries = []
+    for number, job in enumerate(plan_jobs(arch, metrics or None), start=1):
+        name = f"pmc_job{number}"
+        location = f"{capture_dir}/{name}" if capture_dir is not None else None
+        document = pmc_job_document(list(job.counters), kernel_regex, location, "pmc")
+        file_name = f"{name}{job_suffix(job_format)}"
+        files[file_name] = dump_jobs([document], job_format)
+        entries.append({"file": file_name, "counters": list(job.counters), "metrics": list(job.metrics),
+                        "path_kind": job.path_kind, "block_usage": job.block_usage()})
+    plan = {"schema": PMC_PLAN_SCHEMA, "arch": arch, "kernel_include_regex": kernel_regex,
+            "job_format": job_format, "jobs": entries}
+    return files, plan
