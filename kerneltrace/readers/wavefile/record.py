@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,16 +47,6 @@ def invalid(path: Path, what: str) -> InputError:
     return InputError(f"invalid wave file: {what}", str(path),
                       "re-run the ATT decode, or delete the damaged wave file "
                       "(it will be reported as missing)")
-
-
-def load_json(text: bytes, path: Path) -> Any:
-    """json.loads with one-line InputErrors for invalid or absurdly nested content."""
-    try:
-        return json.loads(text)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise invalid(path, f"not valid JSON ({err}); the file may be truncated") from err
-    except RecursionError:
-        raise invalid(path, "nested too deeply to be a decoder output") from None
 
 
 def _int_field(wave: dict[str, Any], key: str, path: Path, default: int | None = None) -> int:
