@@ -13,8 +13,11 @@ import os  # noqa: E402
 from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.pipeline import capture_cli  # noqa: E402
-from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 from kerneltrace.rocprof import capture, commands, decoder, jobfile  # noqa: E402
+
+# Rules run this script as its own process (kerneltrace/pipeline/jobs.py): it installs signal
+# handlers and owns the rocprofv3 process group, which a thread of Snakemake cannot.
+OWN_PROCESS = True
 
 
 def preflight_decoder(att_library_path: list[str], env: dict[str, str]) -> str:
@@ -63,7 +66,5 @@ def snakemake_argv(smk) -> list[str]:
     return argv + [f"--att-library-path={path}" for path in smk.params.att_library_path]
 
 
-if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+if __name__ == "__main__":
     sys.exit(run_cli(main))

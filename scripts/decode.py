@@ -14,7 +14,6 @@ from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.pipeline import manifest  # noqa: E402
 from kerneltrace.pipeline.decode import decode  # noqa: E402
-from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,7 +60,5 @@ def snakemake_argv(smk) -> list[str]:
     return argv + [f"--att-library-path={path}" for path in smk.params.att_library_path]
 
 
-if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+if __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -13,8 +13,11 @@ from kerneltrace import atomic  # noqa: E402
 from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.pipeline import capture_cli  # noqa: E402
-from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 from kerneltrace.rocprof import capture, commands, discover  # noqa: E402
+
+# Rules run this script as its own process (kerneltrace/pipeline/jobs.py): it installs signal
+# handlers and owns the rocprofv3 process group, which a thread of Snakemake cannot.
+OWN_PROCESS = True
 
 
 def discover_kernels(*, cmd: str | None, stats: Path | None, raw_dir: Path, rocprofv3: str,
@@ -71,7 +74,5 @@ def snakemake_argv(smk) -> list[str]:
     return argv + [f"--env={key}={value}" for key, value in dict(smk.params.env).items()]
 
 
-if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+if __name__ == "__main__":
     sys.exit(run_cli(main))

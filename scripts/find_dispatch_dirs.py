@@ -13,7 +13,6 @@ from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.pipeline import manifest  # noqa: E402
 from kerneltrace.pipeline.dispatches import from_folder, from_manifests, notes_markdown  # noqa: E402
-from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,7 +55,5 @@ def snakemake_argv(smk) -> list[str]:
     return [*argv, "-o", smk.output.manifest, "--notes", smk.output.notes]
 
 
-if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+if __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -13,7 +13,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import argparse  # noqa: E402
 
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
-from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,7 +87,5 @@ def snakemake_argv(smk) -> list[str]:
             "--json", smk.output.json, "--text", smk.output.text]
 
 
-if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+if __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -10,8 +10,11 @@ import argparse  # noqa: E402
 
 from kerneltrace.errors import run_cli  # noqa: E402
 from kerneltrace.pipeline import capture_cli  # noqa: E402
-from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 from kerneltrace.rocprof.capture import capture_pmc  # noqa: E402
+
+# Rules run this script as its own process (kerneltrace/pipeline/jobs.py): it installs signal
+# handlers and owns the rocprofv3 process group, which a thread of Snakemake cannot.
+OWN_PROCESS = True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +32,5 @@ def snakemake_argv(smk) -> list[str]:
     return capture_cli.snakemake_common_argv(smk)
 
 
-if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+if __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -10,7 +10,6 @@ import argparse  # noqa: E402
 
 from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
-from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 EA_CHANNELS_WARNING = (
     "warning: --ea-channels is ignored. The *_sum counters already cover every L2 channel; read bytes "
@@ -76,7 +75,5 @@ def snakemake_argv(smk) -> list[str]:
     return argv
 
 
-if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+if __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -9,7 +9,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import argparse  # noqa: E402
 
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
-from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 PLAN_SCHEMA = "kerneltrace.pmc-plan/1"
 
@@ -100,7 +99,5 @@ def snakemake_argv(smk) -> list[str]:
     return argv
 
 
-if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+if __name__ == "__main__":
     sys.exit(run_cli(main))

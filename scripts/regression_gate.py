@@ -12,7 +12,6 @@ from kerneltrace.analysis.compare.inputs import read_json  # noqa: E402
 from kerneltrace.analysis.compare.regression import gate_message  # noqa: E402
 from kerneltrace.atomic import refuse_input_overwrite, write_text  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
-from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 EXIT_REGRESSED = 1
 
@@ -46,7 +45,5 @@ def snakemake_argv(smk) -> list[str]:
     return [smk.input.report, smk.output.flag]
 
 
-if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+if __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -12,7 +12,6 @@ from kerneltrace.analysis.compare.document import parse_thresholds  # noqa: E402
 from kerneltrace.analysis.compare.regression import regression_check  # noqa: E402
 from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
-from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 from kerneltrace.render.compare import render_markdown  # noqa: E402
 from kerneltrace.render.markdown import html_comment  # noqa: E402
 
@@ -55,7 +54,5 @@ def snakemake_argv(smk) -> list[str]:
             *smk.input.hotspots]
 
 
-if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+if __name__ == "__main__":
     sys.exit(run_cli(main))

@@ -11,7 +11,6 @@ import argparse  # noqa: E402
 from kerneltrace.analysis.compare.inputs import read_json  # noqa: E402
 from kerneltrace.atomic import write_text  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
-from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 from kerneltrace.render.index import render_index, run_row  # noqa: E402
 
 
@@ -42,7 +41,5 @@ def snakemake_argv(smk) -> list[str]:
     return ["--out", smk.output.html, str(Path(smk.output.html).parent), *smk.params.runs]
 
 
-if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+if __name__ == "__main__":
     sys.exit(run_cli(main))

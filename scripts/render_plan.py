@@ -5,8 +5,8 @@ Command line:
     render_plan.py --hotspots H1.json [H2.json ...] [--l2 L1.json ...] --out-dir reports/RUN
                    [--run RUN] [--charts]
 
-As a Snakemake `script:` (workflow/rules/report.smk), `snakemake_argv` builds the same command
-line from the rule's input/output/params and `run_rule` runs `main` with it.
+In the pipeline (workflow/rules/report.smk), `snakemake_argv` builds the same command line from
+the rule's input/output/params and `run_script` runs `main` with it.
 """
 
 
@@ -18,7 +18,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
-from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 
 
 def render(
@@ -94,7 +93,5 @@ def snakemake_argv(smk) -> list[str]:
             f"--run={smk.wildcards.run}", "--charts", "--kept", *smk.input.kept]
 
 
-if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+if __name__ == "__main__":
     sys.exit(run_cli(main))

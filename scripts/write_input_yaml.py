@@ -10,7 +10,6 @@ import argparse  # noqa: E402
 
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
-from kerneltrace.pipeline.smk import run_rule  # noqa: E402
 from kerneltrace.rocprof import jobfile  # noqa: E402
 
 
@@ -70,7 +69,5 @@ def snakemake_argv(smk) -> list[str]:
     return [*argv, "--", smk.params.kernel_name]
 
 
-if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+if __name__ == "__main__":
     sys.exit(run_cli(main))

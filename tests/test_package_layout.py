@@ -1,5 +1,5 @@
-"""The package layout: templates are package data, so an installed package can render; every script
-meets Snakemake one way (main(argv) through `script:` and run_rule); the rules' conda env is complete."""
+"""The package layout: templates are package data, so an installed package can render; every rule
+runs its script one way (main(argv) through run_script); environment.yml lists every dependency."""
 
 import ast
 import re
@@ -29,9 +29,7 @@ def test_templates_are_package_data_inside_the_package():
 
 SCRIPTS = sorted((REPO / "scripts").glob("*.py"))
 RULE_FILES = sorted((REPO / "workflow" / "rules").glob("*.smk"))
-FOOTER = '''if "snakemake" in globals():
-    run_rule(snakemake, main, snakemake_argv)  # noqa: F821
-elif __name__ == "__main__":
+FOOTER = '''if __name__ == "__main__":
     sys.exit(run_cli(main))
 '''
 # import name -> conda package (only where they differ)
@@ -42,32 +40,55 @@ def _functions(path: Path) -> set[str]:
     return {node.name for node in ast.parse(path.read_text()).body if isinstance(node, ast.FunctionDef)}
 
 
-def test_every_script_has_main_and_rule_scripts_end_the_same_way():
-    used_by_rules = {match for rule in RULE_FILES
-                     for match in re.findall(r'"\.\./\.\./scripts/(\w+\.py)"', rule.read_text())}
-    assert used_by_rules, "no rule names a script"
+def _own_process(path: Path) -> bool:
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "OWN_PROCESS" for t in node.targets):
+            return node.value.value is True
+    return False
+
+
+def _rule_blocks() -> list[str]:
+    return [block for rule in RULE_FILES
+            for block in re.split(r"\n(?=\s*(?:rule|checkpoint) \w+:)", rule.read_text())
+            if re.match(r"\s*(?:rule|checkpoint) \w+:", block)]
+
+
+def test_every_script_has_main_and_the_cli_footer_only():
     for script in SCRIPTS:
+        text = script.read_text()
         assert "main" in _functions(script), script.name
-        if script.name in used_by_rules:
-            assert "snakemake_argv" in _functions(script), script.name
-            assert script.read_text().endswith(FOOTER), script.name
-            # Snakemake puts its preamble before the script body: a __future__ import then fails
-            assert "from __future__" not in script.read_text(), script.name
+        assert text.endswith(FOOTER), script.name
+        assert "globals()" not in text, f"{script.name}: a second entry point besides main(argv)"
 
 
-def test_rules_run_scripts_only_through_script_directives():
-    for rule in RULE_FILES:
-        text = rule.read_text()
-        assert "shell:" not in text, f"{rule.name}: a shell: rule bypasses the rule's conda env"
-        for block in re.split(r"\n(?=\s*(?:rule|checkpoint) )", text):
-            if "\n    run:" in block or "\n        run:" in block:
-                assert "conda:" not in block, f"{block.splitlines()[0]}: conda: has no effect on run:"
-            if "script:" in block:
-                assert 'conda:\n        "../envs/analysis.yaml"' in block or \
-                       'conda:\n            "../envs/analysis.yaml"' in block, block.splitlines()[0]
+def test_every_rule_runs_its_script_through_run_script():
+    blocks = _rule_blocks()
+    assert len(blocks) >= 10
+    run_by_rules = set()
+    for block in blocks:
+        name = block.split(":")[0].strip()
+        for directive in ("script:", "shell:", "conda:", "notebook:", "wrapper:", "cwl:"):
+            assert f"\n    {directive}" not in block and f"\n        {directive}" not in block, \
+                f"{name}: {directive} (every rule's body is run: run_script(...))"
+        assert "run:" in block, name
+        scripts = re.findall(r'run_script\("(\w+\.py)", input, output, params, wildcards, log\)', block)
+        assert len(scripts) <= 1, name
+        run_by_rules.update(scripts)
+        if not scripts:  # only file copies run without a script
+            body = block.split("run:", 1)[1].strip()
+            assert body.startswith("copy_atomically("), name
+        # a rule holding the GPU runs a capture script, and those run as their own process
+        if "gpu=1" in block:
+            assert scripts and _own_process(REPO / "scripts" / scripts[0]), name
+    assert run_by_rules, "no rule runs a script"
+    for name in run_by_rules:
+        assert (REPO / "scripts" / name).is_file(), name
+        assert "snakemake_argv" in _functions(REPO / "scripts" / name), name
+    own = {script.name for script in SCRIPTS if _own_process(script)}
+    assert own == {"att_capture.py", "pmc_capture.py", "discover_kernels.py"}
 
 
-def test_conda_env_lists_every_third_party_import():
+def test_environment_lists_every_third_party_import():
     imported: set[str] = set()
     for path in [*(REPO / "kerneltrace").rglob("*.py"), *SCRIPTS]:
         for node in ast.walk(ast.parse(path.read_text())):
@@ -76,8 +97,12 @@ def test_conda_env_lists_every_third_party_import():
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 imported.add(node.module.split(".")[0])
     third_party = {name for name in imported if name not in sys.stdlib_module_names} - {"kerneltrace"}
-    env = yaml.safe_load((REPO / "workflow" / "envs" / "analysis.yaml").read_text())
+    env = yaml.safe_load((REPO / "environment.yml").read_text())
     listed = {str(dep).split()[0].split("=")[0] for dep in env["dependencies"] if isinstance(dep, str)}
     missing = {name for name in third_party if CONDA_NAMES.get(name, name) not in listed}
-    assert not missing, f"imported but not in workflow/envs/analysis.yaml: {sorted(missing)}"
-    assert "snakemake-minimal" in listed  # script: jobs unpickle the snakemake object
+    assert not missing, f"imported but not in environment.yml: {sorted(missing)}"
+    assert "snakemake-minimal" in listed
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    declared_names = {re.split(r"[<>=!~ ;\[]", dep)[0].lower() for dep in declared}
+    missing_pip = {name for name in third_party if CONDA_NAMES.get(name, name) not in declared_names}
+    assert not missing_pip, f"imported but not in pyproject.toml dependencies: {sorted(missing_pip)}"

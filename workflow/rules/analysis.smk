@@ -18,7 +18,7 @@ checkpoint dispatches:
         search_dir=run_param("dir"),
         kernel=run_param("kernel"),
     run:
-        run_in_process("find_dispatch_dirs.py", input, output, params, wildcards, log)
+        run_script("find_dispatch_dirs.py", input, output, params, wildcards, log)
 
 
 # One job per dispatch dir; its inputs and its `signature` param cover every file the analysis reads
@@ -39,7 +39,6 @@ rule hotspots:
     # checkpoint updates. Local runs ignore groups.
     group:
         "analysis_{run}"
-    # no conda env here: a run: block executes in Snakemake's own interpreter, where it has no effect
     params:
         dispatch_dir=dispatch_param("dispatch_dir"),
         extra=hotspot_args,
@@ -47,5 +46,5 @@ rule hotspots:
         topk=config["topk"],
         signature=dispatch_signature,
     run:
-        run_in_process("hotspot_analyzer.py", input, output, params, wildcards, log)
+        run_script("hotspot_analyzer.py", input, output, params, wildcards, log)
         copy_atomically(output.json, output.kept)

@@ -10,14 +10,12 @@ rule write_input_yaml:
     log:
         "logs/{run}/write_input_yaml/{kernel}.log",
     localrule: True
-    conda:
-        "../envs/analysis.yaml"
     params:
         kernel_name=kernel_name_param,
         settings=att_settings,
         job_format=config["job_format"],
-    script:
-        "../../scripts/write_input_yaml.py"
+    run:
+        run_script("write_input_yaml.py", input, output, params, wildcards, log)
 
 
 # A checkpoint so that decode's `tree` param is computed after the capture exists
@@ -31,8 +29,6 @@ checkpoint att_capture:
         "logs/{run}/att_capture/{kernel}.log",
     benchmark:
         "benchmarks/{run}/att_capture/{kernel}.tsv"
-    conda:
-        "../envs/analysis.yaml"
     resources:
         gpu=1,
     params:
@@ -45,8 +41,8 @@ checkpoint att_capture:
         job_format=config["job_format"],
         # Raw capture lives outside every declared output: a failed job never deletes it.
         capture_dir="results/{run}/captures/{kernel}",
-    script:
-        "../../scripts/att_capture.py"
+    run:
+        run_script("att_capture.py", input, output, params, wildcards, log)
 
 
 rule decode:
@@ -58,12 +54,10 @@ rule decode:
     log:
         "logs/{run}/decode/{kernel}.log",
     localrule: True
-    conda:
-        "../envs/analysis.yaml"
     params:
         # a dispatch dir added to or removed from the raw capture (cached captures) redoes the list
         tree=capture_tree_param,
         capture_log="logs/{run}/att_capture/{kernel}.log",
         att_library_path=config["att_library_path"],
-    script:
-        "../../scripts/decode.py"
+    run:
+        run_script("decode.py", input, output, params, wildcards, log)

@@ -13,7 +13,7 @@ from kerneltrace.errors import InputError  # noqa: E402
 from kerneltrace.readers.wavefile.reader import wave_files  # noqa: E402
 from kerneltrace.rocprof import jobfile  # noqa: E402
 from kerneltrace.rocprof.discover import read_tsv  # noqa: E402
-from kerneltrace.pipeline import configcheck, inprocess, rerun  # noqa: E402
+from kerneltrace.pipeline import configcheck, jobs, rerun  # noqa: E402
 from kerneltrace.pipeline.manifest import read_manifest  # noqa: E402
 from kerneltrace.pipeline.runs import build_runs  # noqa: E402
 
@@ -22,9 +22,9 @@ SCHEMA = os.path.join(REPO, "workflow", "schemas", "config.schema.yaml")
 EXAMPLE_DIR = os.path.join(REPO, "examples", "synthetic_gemm")
 
 
-# run: jobs (hotspots, dispatch list, plan, index) execute in threads of this process
-# (force-use-threads): output per thread to its rule log; the wave reader must not fork here
-inprocess.install()
+# Every rule's run: job runs its script through run_script (below); most execute in threads of
+# this process (force-use-threads): output per thread to its rule log; the wave reader must not fork
+jobs.install()
 os.environ.update(KERNELTRACE_WAVE_WORKERS="1")
 
 
@@ -125,11 +125,12 @@ def kept_documents(wildcards):
     return kept
 
 
-def run_in_process(script, input, output, params, wildcards, log):
-    """Body of the run: rules: scripts/<script>'s main(argv), built by its snakemake_argv, in a
-    thread of this process (kerneltrace/pipeline/inprocess.py); bad input -> one-line error.
+def run_script(script, input, output, params, wildcards, log):
+    """Body of every rule: scripts/<script>'s main(argv), built by its snakemake_argv, in a thread
+    of this process or, for the capture scripts, as its own process (kerneltrace/pipeline/jobs.py);
+    bad input -> the script's one-line error.
     """
-    code, message = inprocess.run_script(
+    code, message = jobs.run_job(
         os.path.join(REPO, "scripts", script),
         log[0],
         input=input,

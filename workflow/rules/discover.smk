@@ -9,8 +9,6 @@ checkpoint discover_kernels:
         "logs/{run}/discover_kernels.log",
     benchmark:
         "benchmarks/{run}/discover_kernels.tsv"
-    conda:
-        "../envs/analysis.yaml"
     resources:
         gpu=1,
     params:
@@ -20,5 +18,5 @@ checkpoint discover_kernels:
         rocprofv3=rocprofv3_path(),
         kernel=run_param("kernel"),
         top_kernels=run_param("top_kernels"),
-    script:
-        "../../scripts/discover_kernels.py"
+    run:
+        run_script("discover_kernels.py", input, output, params, wildcards, log)

@@ -15,8 +15,6 @@ checkpoint pmc_plan:
     log:
         "logs/{run}/pmc_plan/{kernel}.log",
     localrule: True
-    conda:
-        "../envs/analysis.yaml"
     params:
         kernel_name=kernel_name_param,
         arch=pmc_arch,
@@ -24,8 +22,8 @@ checkpoint pmc_plan:
         job_format=config["job_format"],
         # discovery output (agent_info.csv names the GPU) lives beside kernels.tsv
         discover_dir=lambda wildcards, input: os.path.dirname(input.table),
-    script:
-        "../../scripts/pmc_plan.py"
+    run:
+        run_script("pmc_plan.py", input, output, params, wildcards, log)
 
 
 rule pmc_capture:
@@ -37,8 +35,6 @@ rule pmc_capture:
         "logs/{run}/pmc_capture/{kernel}/{job}.log",
     benchmark:
         "benchmarks/{run}/pmc_capture/{kernel}/{job}.tsv"
-    conda:
-        "../envs/analysis.yaml"
     resources:
         gpu=1,
     params:
@@ -48,8 +44,8 @@ rule pmc_capture:
         rocprofv3=rocprofv3_path(),
         # Raw counters live outside the declared outputs: a failed job never deletes a good capture.
         capture_dir="results/{run}/pmc/{kernel}/raw/{job}",
-    script:
-        "../../scripts/pmc_capture.py"
+    run:
+        run_script("pmc_capture.py", input, output, params, wildcards, log)
 
 
 rule l2_analysis:
@@ -60,13 +56,11 @@ rule l2_analysis:
     log:
         "logs/{run}/l2_analysis/{kernel}.log",
     localrule: True
-    conda:
-        "../envs/analysis.yaml"
     params:
         inputs=l2_counter_paths,
         kernel=l2_kernel_name,
         arch=pmc_arch,
         ideal_gb=PMC.get("ideal_gb", 0),
         peak_gbps=PMC.get("peak_gbps", 0),
-    script:
-        "../../scripts/pmc_l2_analyzer.py"
+    run:
+        run_script("pmc_l2_analyzer.py", input, output, params, wildcards, log)

@@ -18,7 +18,7 @@ rule batch_index:
     params:
         runs=list(RUNS),
     run:
-        run_in_process("render_index.py", input, output, params, wildcards, log)
+        run_script("render_index.py", input, output, params, wildcards, log)
 
 
 if config.get("baseline"):
@@ -36,12 +36,10 @@ if config.get("baseline"):
         log:
             "logs/{run}/regression_report.log",
         localrule: True
-        conda:
-            "../envs/analysis.yaml"
         params:
             thresholds=config.get("regression_thresholds") or {},
-        script:
-            "../../scripts/regression_report.py"
+        run:
+            run_script("regression_report.py", input, output, params, wildcards, log)
 
     # Fails the invocation (non-zero exit) when the run regressed beyond the thresholds.
     rule regression_gate:
@@ -52,7 +50,5 @@ if config.get("baseline"):
         log:
             "logs/{run}/regression_gate.log",
         localrule: True
-        conda:
-            "../envs/analysis.yaml"
-        script:
-            "../../scripts/regression_gate.py"
+        run:
+            run_script("regression_gate.py", input, output, params, wildcards, log)

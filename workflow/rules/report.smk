@@ -2,7 +2,7 @@
 
 
 rule plan:
-    # scripts/render_plan.py's main(argv), in this process (kerneltrace/pipeline/inprocess.py)
+    # scripts/render_plan.py's main(argv), in this process (kerneltrace/pipeline/jobs.py)
     input:
         dispatches="results/{run}/dispatches.tsv",
         hotspots=plan_hotspots,
@@ -41,7 +41,7 @@ rule plan:
     params:
         out_dir=plan_dir,
     run:
-        run_in_process("render_plan.py", input, output, params, wildcards, log)
+        run_script("render_plan.py", input, output, params, wildcards, log)
 
 
 # reports/{run}/ is self-contained for later comparisons (baseline, compare.py): it keeps the
