@@ -140,13 +140,16 @@ def measure_dir(directory: Path, repeat: int, baseline=None) -> dict:
         contenders["base_s"] = baseline_reader
     for run in contenders.values():
         run(paths)  # warm-up: page cache, lazy imports
-    # Interleaved per ~2 MB chunk (fast, fallback, json, [baseline,] fast, …): all contenders see
-    # the same machine state; the best of `repeat` per chunk is summed.
+    # Interleaved per ~2 MB chunk (fast, fallback, json, [baseline,] then the reverse, …): all
+    # contenders see the same machine state; the best of `repeat` per chunk is summed.
     totals = dict.fromkeys(contenders, 0.0)
     for group in chunks(paths):
         best = dict.fromkeys(contenders, float("inf"))
-        for _ in range(repeat):
-            for key, run in contenders.items():
+        for attempt in range(repeat):
+            # every other round in reverse: no contender always runs right after json.loads'
+            # garbage (that alone made the same reader look 5-10 % faster or slower)
+            order = list(contenders.items())
+            for key, run in order if attempt % 2 == 0 else order[::-1]:
                 best[key] = min(best[key], best_of(1, lambda g=group, r=run: r(g)))
         for key in totals:
             totals[key] += best[key]
