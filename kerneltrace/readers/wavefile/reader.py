@@ -74,9 +74,9 @@ def iter_wave_files(paths: list[Path], batch_bytes: int = 4 << 20,
 
     Each file is offered to the fast path first (`simd` None = when pysimdjson is importable and
     PARSER_ENV is not "json", False = never); a file it does not certify is parsed by the
-    fallback at once (and so is a certified file whose record it refuses late). Certified files are finished in batches of about `batch_bytes` so that
-    thousands of tiny wave files share a few numpy calls; memory stays bounded by
-    max(batch_bytes, largest file).
+    fallback at once, and so is a certified file whose record it refuses late. Certified files
+    are finished in batches of about `batch_bytes` so that thousands of tiny wave files share a
+    few numpy calls; memory stays bounded by max(batch_bytes, largest file).
     """
     reader = _simd(simd)
     pending: list[Certified | WaveFile | InputError] = []
