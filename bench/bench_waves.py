@@ -4,9 +4,11 @@
 Everything is measured in the same run (same machine load), after a warm-up pass so that the
 page cache and the numpy import are not charged to the first contender:
   * reader MB/s (kerneltrace.readers.wavefile.reader.iter_wave_files over every wave file) for both
-    paths side by side - pysimdjson first (the default when importable) and the numpy path alone
-    (simd=False) - and json.loads MB/s on the same files (read_bytes + json.loads), interleaved
-    per 2 MB chunk, best of --repeat, in CPU seconds of this process (robust to others' load);
+    paths side by side - the pysimdjson fast path (the default when importable) and the
+    json.loads fallback alone (simd=False) - and json.loads MB/s on the same files (read_bytes +
+    json.loads), interleaved per 2 MB chunk, best of --repeat, in CPU seconds of this process
+    (robust to others' load); with --baseline-root, the default reader of that checkout too
+    (loaded into this process under its own module objects), for before/after in one run;
   * analyze_waves() CPU time on the same dir (one process: workers=1);
   * peak RSS of analyze_waves in a fresh subprocess per capture (VmHWM), and of a bare
     subprocess that only imports numpy + kerneltrace (the floor);
@@ -22,6 +24,7 @@ Usage: python bench/bench_waves.py [--repeat 3] [--scales 1 10] [--e2e] [--e2e-o
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import resource
@@ -81,7 +84,33 @@ def chunks(paths: list[Path], chunk_bytes: int = 2 << 20) -> list[list[Path]]:
     return out + ([current] if current else [])
 
 
-def measure_dir(directory: Path, repeat: int) -> dict:
+def baseline_iter_wave_files(root: Path):
+    """iter_wave_files of another checkout, imported beside this one's (sys.modules swapped).
+
+    Its functions keep their own module globals, so after the swap both readers run side by
+    side in this process.
+    """
+    def ours() -> dict:
+        return {name: module for name, module in sys.modules.items()
+                if name == "kerneltrace" or name.startswith("kerneltrace.")}
+
+    saved = ours()
+    for name in saved:
+        del sys.modules[name]
+    sys.path.insert(0, str(root))
+    try:
+        module = importlib.import_module("kerneltrace.readers.wavefile.reader")
+    finally:
+        sys.path.remove(str(root))
+        for name in ours():
+            del sys.modules[name]
+        sys.modules.update(saved)
+    if not module.__file__.startswith(str(root)):
+        raise SystemExit(f"baseline reader not loaded from {root}: {module.__file__}")
+    return module.iter_wave_files
+
+
+def measure_dir(directory: Path, repeat: int, baseline=None) -> dict:
     from kerneltrace.analysis.waves.analyze import analyze_waves
     from kerneltrace.readers.codejson import read_code_json
     from kerneltrace.readers.wavefile.reader import iter_wave_files, wave_files
@@ -94,25 +123,33 @@ def measure_dir(directory: Path, repeat: int) -> dict:
         for _ in iter_wave_files(group, simd=True):
             pass
 
-    def numpy_reader(group: list[Path]) -> None:
+    def fallback_reader(group: list[Path]) -> None:
         for _ in iter_wave_files(group, simd=False):
+            pass
+
+    def baseline_reader(group: list[Path]) -> None:
+        for _ in baseline(group):
             pass
 
     def plain_json(group: list[Path]) -> None:
         for path in group:
             json.loads(path.read_bytes())
 
-    reader(paths)
-    numpy_reader(paths)
-    plain_json(paths)  # warm-up: page cache, lazy imports
-    # Interleaved per ~2 MB chunk (simd, numpy, json, simd, …): all contenders see the same
-    # machine state; the best of `repeat` per chunk is summed.
-    contenders = {"reader_s": reader, "numpy_s": numpy_reader, "json_s": plain_json}
+    contenders = {"reader_s": reader, "fallback_s": fallback_reader, "json_s": plain_json}
+    if baseline is not None:
+        contenders["base_s"] = baseline_reader
+    for run in contenders.values():
+        run(paths)  # warm-up: page cache, lazy imports
+    # Interleaved per ~2 MB chunk (fast, fallback, json, [baseline,] then the reverse, …): all
+    # contenders see the same machine state; the best of `repeat` per chunk is summed.
     totals = dict.fromkeys(contenders, 0.0)
     for group in chunks(paths):
         best = dict.fromkeys(contenders, float("inf"))
-        for _ in range(repeat):
-            for key, run in contenders.items():
+        for attempt in range(repeat):
+            # every other round in reverse: no contender always runs right after json.loads'
+            # garbage (that alone made the same reader look 5-10 % faster or slower)
+            order = list(contenders.items())
+            for key, run in order if attempt % 2 == 0 else order[::-1]:
                 best[key] = min(best[key], best_of(1, lambda g=group, r=run: r(g)))
         for key in totals:
             totals[key] += best[key]
@@ -123,10 +160,13 @@ def measure_dir(directory: Path, repeat: int) -> dict:
 
 
 def speeds(m: dict) -> str:
-    """simd MB/s | numpy MB/s | json MB/s | simd / json | numpy / json | simd / numpy."""
-    return (f"{m['mb'] / m['reader_s']:.0f} | {m['mb'] / m['numpy_s']:.0f} | "
+    """fast MB/s | fallback MB/s | json MB/s | fast / json | fallback / json [| base MB/s | fast / base]."""
+    text = (f"{m['mb'] / m['reader_s']:.0f} | {m['mb'] / m['fallback_s']:.0f} | "
             f"{m['mb'] / m['json_s']:.0f} | {m['json_s'] / m['reader_s']:.1f}x | "
-            f"{m['json_s'] / m['numpy_s']:.1f}x | {m['numpy_s'] / m['reader_s']:.1f}x")
+            f"{m['json_s'] / m['fallback_s']:.2f}x")
+    if "base_s" in m:
+        text += f" | {m['mb'] / m['base_s']:.0f} | {m['base_s'] / m['reader_s']:.2f}x"
+    return text
 
 
 def end_to_end(directory: Path, repeat: int, baseline: Path | None = None) -> dict:
@@ -245,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gemm-mb", type=float, nargs="+", default=[35.0],
                         help="wave-file MB of the synthetic GEMMs of the end-to-end table")
     parser.add_argument("--baseline-root", type=Path,
-                        help="another checkout whose CLI the end-to-end table also times")
+                        help="another checkout whose CLI the end-to-end table and whose "
+                        "default reader the reader table also time (before/after)")
     args = parser.parse_args(argv)
 
     targets = {name: path for name, path in NAMED.items() if path.is_dir()}
@@ -258,18 +299,24 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     from kerneltrace.readers.wavefile.simd import simd_reader
 
-    active = "pysimdjson (simd)" if simd_reader() is not None else "numpy (pysimdjson unavailable)"
+    active = ("pysimdjson fast path" if simd_reader() is not None
+              else "json.loads fallback (pysimdjson unavailable)")
     if simd_reader() is None:
-        print("warning: pysimdjson not importable: the 'simd' columns measure the numpy path too")
+        print("warning: pysimdjson not importable: the 'fast' columns measure the fallback too")
+    baseline = (baseline_iter_wave_files(args.baseline_root.resolve())
+                if args.baseline_root else None)
     floor = child_rss(None)
     print(f"active wave-reader path: {active}")
     print(f"RSS floor (python + numpy + kerneltrace imported): {floor:.0f} MB\n")
-    header = ("simd MB/s | numpy MB/s | json.loads MB/s | simd / json | numpy / json | "
-              "simd / numpy")
+    header = "fast MB/s | fallback MB/s | json.loads MB/s | fast / json | fallback / json"
+    rule = "|---|---|---|---|---|---|---|---|"
+    if baseline is not None:
+        header += " | baseline MB/s | fast / baseline"
+        rule += "---|---|"
     print(f"| capture | files | MB | {header} | analyze_waves s | peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print(rule + "---|---|")
     for name, directory in targets.items():
-        m = measure_dir(directory, args.repeat)
+        m = measure_dir(directory, args.repeat, baseline)
         print(f"| {name} | {m['files']} | {m['mb']:.1f} | {speeds(m)} | "
               f"{m['analyze_s']:.2f} | {child_rss(directory):.0f} |")
 
@@ -284,12 +331,12 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"\n| synthetic demo_large | files | MB | {header} | "
           "analyze_waves s | time / scale-1 time | peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print(rule + "---|---|---|")
     base = None
     with tempfile.TemporaryDirectory() as tmp:
         for scale in args.scales:
             directory = write_dispatch_dir(Path(tmp) / f"scale{scale}", demo_large(scale))
-            m = measure_dir(directory, args.repeat)
+            m = measure_dir(directory, args.repeat, baseline)
             base = base or m["analyze_s"]
             print(f"| scale {scale} | {m['files']} | {m['mb']:.1f} | {speeds(m)} | "
                   f"{m['analyze_s']:.2f} | {m['analyze_s'] / base:.1f} | {child_rss(directory):.0f} |")

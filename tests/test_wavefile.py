@@ -1,4 +1,4 @@
-"""The fast wave-file reader equals json.loads on real and hand-made files, and rejects bad ones."""
+"""The wave-file reader (fast path and fallback) equals json.loads on real and hand-made files, and rejects bad ones."""
 
 from __future__ import annotations
 
@@ -11,24 +11,23 @@ from wave_fixtures import WAVE
 
 from kerneltrace.errors import InputError
 from kerneltrace.readers.wavefile.reader import (
+    PARSER_ENV,
     iter_wave_files,
     parse_wave_bytes,
     read_wave_file,
     wave_files,
 )
-from kerneltrace.readers.wavefile.simd import PARSER_ENV
 
 
-@pytest.fixture(autouse=True, params=["simd", "numpy"])
+@pytest.fixture(autouse=True, params=["simd", "json"])
 def parser_path(request, monkeypatch) -> str:
-    """Every test runs against both reader paths: pysimdjson first, and the numpy path alone."""
+    """Every test runs against both reader paths: the pysimdjson fast path, and the fallback alone."""
     if request.param == "simd":
         pytest.importorskip("simdjson")
         monkeypatch.delenv(PARSER_ENV, raising=False)
         return "simd"
-    monkeypatch.setenv(PARSER_ENV, "numpy")
-    return "fast"
-
+    monkeypatch.setenv(PARSER_ENV, "json")
+    return "json"
 
 
 def as_json(wave: dict) -> dict:
@@ -185,8 +184,8 @@ def _compact(wave: dict) -> str:
     return json.dumps(wave, separators=(",", ":"))
 
 
-def test_compact_batch_path_equals_per_file_path(tmp_path):
-    """Compact V3 files take the whole-batch path; pretty-printed copies the per-file path."""
+def test_compact_and_pretty_printed_batches_give_the_same_records(tmp_path):
+    """A batch of compact V3 files and of their pretty-printed copies read alike."""
     compact, pretty = tmp_path / "compact", tmp_path / "pretty"
     compact.mkdir()
     pretty.mkdir()

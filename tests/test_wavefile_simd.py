@@ -1,8 +1,8 @@
-"""The pysimdjson wave path gives the same records and errors as the numpy/json path, or defers.
+"""The pysimdjson fast path gives the same records as the fallback, or defers to it.
 
 Each hand-made variant (regular, ragged, nested deeper, out of int64, floats, null, duplicate
 keys, escaped keys, whitespace, legacy, damaged) is read with simdjson enabled and disabled: both
-must agree with each other and with json.loads; shape errors must be InputErrors on both.
+must agree with each other and with json.loads; bad files are the fallback's InputError on both.
 """
 
 from __future__ import annotations
@@ -14,7 +14,12 @@ import pytest
 from wave_fixtures import WAVE
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.wavefile.reader import iter_wave_files, parse_wave_bytes, read_wave_file
+from kerneltrace.readers.wavefile.reader import (
+    PARSER_ENV,
+    iter_wave_files,
+    parse_wave_bytes,
+    read_wave_file,
+)
 
 pytest.importorskip("simdjson")
 
@@ -98,6 +103,14 @@ REFUSED = {
     "deep nesting": '{"wave": {"begin": 1, "end": 2, "waitcnt": ' + "[" * 5000 + "]" * 5000 + "}}",
     "no wave": json.dumps({"name": "SE0"}),
     "begin is a float": COMPACT.replace('"begin":70088', '"begin":70088.5'),
+    "fraction in a row": COMPACT.replace("[1,32]", "[1,32.5]"),
+    "boolean in a row": COMPACT.replace("[1,32]", "[1,true]"),
+    "NaN in a row": COMPACT.replace("[1,32]", "[1,NaN]"),
+    "waitcnt line is a string": COMPACT.replace("[[6,[[1,0]", '[["6",[[1,0]'),
+    "waitcnt producer is null": COMPACT.replace("[13,0]", "null"),
+    "waitcnt producer is empty": COMPACT.replace("[13,0]", "[]"),
+    "waitcnt entry without producers": COMPACT.replace("[20,[]]", "[20]"),
+    "instructions is an object": COMPACT.replace(INS, '{"a":1}'),
 }
 
 
@@ -111,29 +124,41 @@ def test_bad_shapes_and_values_are_the_same_input_error(tmp_path, variant):
 DEFERRED = {
     "negative value": COMPACT.replace("[1,32]", "[1,-32]"),
     "float value": COMPACT.replace("[1,32]", "[1,32.0]"),
+    "exponent value": COMPACT.replace("[1,32]", "[1,3.2e1]"),
     "null instructions": COMPACT.replace(INS, "null"),
     "escaped key": COMPACT.replace('"instructions"', '"instruction\\u0073"'),
     "duplicated key": COMPACT.replace('"id":0', '"id":0,"timeline":[[4,4]]'),
     "duplicated scalar": COMPACT.replace('"id":0', '"id":0,"id":5'),
-    # the json path reads [producer, n] and ignores more fields (as before the simd path)
+    # the fallback reads [producer, n] and ignores more fields; a lone producer gets n = 0
     "waitcnt pair of three": COMPACT.replace("[13,0]", "[13,0,5]"),
+    "waitcnt pair of one": COMPACT.replace("[13,0]", "[13]"),
+    "waitcnt entry of three": COMPACT.replace("[20,[]]", "[20,[],7]"),
 }
+# What the fallback makes of each (json.loads, then the rules above), for the records check
+EXPECTED = {"negative value": ("timeline", 0, [1, -32]), "float value": ("timeline", 0, [1, 32]),
+            "exponent value": ("timeline", 0, [1, 32]), "waitcnt pair of one": ("waitcnt", 1, [13, 0]),
+            "waitcnt pair of three": ("waitcnt", 1, [13, 0])}
 
 
-def test_non_utf8_string_is_decided_by_the_numpy_path(tmp_path):
-    """simdjson refuses invalid UTF-8 anywhere; the numpy path never decodes the name string."""
+def test_non_utf8_string_is_refused_by_both(tmp_path):
+    """simdjson refuses invalid UTF-8 anywhere; so does json.loads (the fallback's error)."""
     text = COMPACT.replace('"SE0"', '"SE\udcff"').encode("utf-8", "surrogateescape")
     with_simd, without = both(tmp_path, text)
-    assert with_simd.parser == without.parser == "fast"
+    assert isinstance(with_simd, InputError) and "not valid JSON" in str(with_simd)
 
 
 @pytest.mark.parametrize("variant", list(DEFERRED))
-def test_unusual_valid_layouts_are_left_to_the_numpy_and_json_paths(tmp_path, variant):
+def test_unusual_valid_layouts_are_left_to_the_fallback(tmp_path, variant):
     with_simd, _ = both(tmp_path, DEFERRED[variant])
     assert not isinstance(with_simd, InputError)
-    assert with_simd.parser in ("fast", "json")
+    assert with_simd.parser == "json"
     reference = json.loads(DEFERRED[variant])["wave"]
     assert with_simd.begin == reference["begin"] and with_simd.wave_id == reference["id"]
+    if variant in EXPECTED:
+        name, row, expected = EXPECTED[variant]
+        got = (waitcnt_as_lists(with_simd)[row][1][0] if name == "waitcnt"
+               else getattr(with_simd, name)[row].tolist())
+        assert got == expected
 
 
 def test_order_is_kept_when_files_alternate_between_paths(tmp_path):
@@ -162,22 +187,13 @@ def test_parser_is_reused_after_refusals(tmp_path):
     assert read_wave_file(good).parser == "simd"
 
 
-def test_environment_switch_disables_the_simd_path(tmp_path, monkeypatch):
-    from kerneltrace.readers.wavefile.simd import PARSER_ENV
-
+def test_environment_switch_forces_the_fallback(tmp_path, monkeypatch):
     path = tmp_path / "se0_sm0_sl0_wv0.json"
     path.write_text(COMPACT)
     assert read_wave_file(path).parser == "simd"
-    monkeypatch.setenv(PARSER_ENV, "numpy")
-    assert read_wave_file(path).parser == "fast"
-
-
-def test_numpy_whole_batch_path_still_engages_and_refuses_compensating_rows(tmp_path):
-    """The skeleton checks added to the numpy batch path keep regular compact files on it."""
-    from kerneltrace.readers.wavefile.fast import parse_compact_batch
-
-    good = [(tmp_path / f"se0_sm0_sl0_wv{k}.json", COMPACT.encode()) for k in range(3)]
-    records = parse_compact_batch(good)
-    assert records is not None and [r.parser for r in records] == ["fast"] * 3
-    ragged = REFUSED["ragged rows that compensate"].encode()
-    assert parse_compact_batch([*good, (tmp_path / "se0_sm0_sl0_wv9.json", ragged)]) is None
+    monkeypatch.setenv(PARSER_ENV, "json")
+    assert read_wave_file(path).parser == "json"
+    assert parse_wave_bytes(COMPACT.encode(), path).parser == "json"
+    forced = record(read_wave_file(path))
+    monkeypatch.delenv(PARSER_ENV)
+    assert record(read_wave_file(path)) == forced

@@ -75,7 +75,7 @@ def random_wave(rng: np.random.Generator, index: int) -> WaveFile:
                     instructions=instructions, timeline=np.zeros((0, 2), np.int64),
                     waitcnt_lines=wait_lines.astype(np.int64), waitcnt_offsets=offsets,
                     waitcnt_producers=np.stack([producers, np.zeros_like(producers)], axis=1),
-                    nbytes=100)
+                    nbytes=100, parser="json")
 
 
 def reference_wave_loops(loops: dict[int, LoopTotals], wave: WaveFile, mfma_by_line: np.ndarray) -> None:

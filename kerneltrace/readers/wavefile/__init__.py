@@ -1,1 +1,1 @@
-"""Per-wave ATT file reader (public API: reader)."""
+"""Per-wave ATT file reader (public API: reader; fast path: simd, fallback: json_fallback)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ class WaveFile:
     waitcnt_offsets: np.ndarray  # shape (k+1,): CSR offsets into waitcnt_producers
     waitcnt_producers: np.ndarray  # shape (p, 2): producer line, second field (0 in V3)
     nbytes: int
-    parser: str = "fast"  # "simd" | "fast" (numpy) | "json" (fallback for unusual but valid layouts)
+    parser: str  # which path read it: "simd" (fast path) | "json" (fallback)
     extra: dict[str, Any] = field(default_factory=dict)  # other keys (wave.info, dispatcher…)
 
     @property
@@ -43,32 +42,11 @@ class WaveFile:
         return self.end - self.begin
 
 
-class Unusual(Exception):
-    """The fast path cannot vouch for this span; the caller falls back to json.loads."""
-
-
 def invalid(path: Path, what: str) -> InputError:
     """The InputError of a damaged wave file (the file is skipped and reported by callers)."""
     return InputError(f"invalid wave file: {what}", str(path),
                       "re-run the ATT decode, or delete the damaged wave file "
                       "(it will be reported as missing)")
-
-
-def load_json(text: bytes, path: Path) -> Any:
-    """json.loads with one-line InputErrors for invalid or absurdly nested content."""
-    try:
-        return json.loads(text)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise invalid(path, f"not valid JSON ({err}); the file may be truncated") from err
-    except RecursionError:
-        raise invalid(path, "nested too deeply to be a decoder output") from None
-
-
-def saturated(values: np.ndarray) -> bool:
-    """True when numpy's text parser saturated an out-of-range integer at INT64_MAX."""
-    import numpy as np
-
-    return values.size > 0 and bool(values.max() == np.iinfo(np.int64).max)
 
 
 def _int_field(wave: dict[str, Any], key: str, path: Path, default: int | None = None) -> int:

@@ -1,4 +1,4 @@
-"""SIMD path for one wave file: pysimdjson parses it, the integer arrays leave as int64 buffers.
+"""The fast path for wave files: pysimdjson parses one file, its integer arrays leave as int64 buffers.
 
 simdjson validates the whole document (syntax, UTF-8, depth) at several hundred MB/s and
 `Array.as_buffer(of_type="i")` copies a nested integer array into one int64 buffer without a
@@ -10,14 +10,13 @@ nested deeper, negative numbers, floats, strings, duplicate keys) does not match
 
 The path never decides that a file is bad: whatever it cannot certify (simdjson refuses the
 document, a value is not an int64, a skeleton differs, a key is duplicated) returns None and the
-file takes the numpy/json path (wavefile.py), which gives the same records and the same
-InputErrors as before this path existed. One parser is reused (its buffer grows to the largest
-file seen, so memory stays bounded by the largest single file) and no proxy outlives a call.
+file takes the fallback (json_fallback.py), which gives the same records on valid files and
+alone decides errors. One parser is reused (its buffer grows to the largest file seen, so memory
+stays bounded by the largest single file) and no proxy outlives a call.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from itertools import chain, repeat
@@ -27,14 +26,11 @@ from typing import Any
 from kerneltrace.errors import InputError
 from kerneltrace.readers.wavefile.record import WaveFile, build_wave, empty_arrays
 
-# Environment switch for the whole process (tests, benchmarks, a platform with a broken wheel).
-PARSER_ENV = "KERNELTRACE_WAVE_PARSER"  # "numpy" disables this path
 _ARRAY_NAMES = ("instructions", "timeline", "waitcnt")
 _WIDTHS = {"instructions": 5, "timeline": 2}
-DIGITS_AND_WHITESPACE = b"0123456789 \t\r\n"
-# Skeleton of a regular waitcnt array: [[line,[[p,x],...]],...] with digits removed (shared with
-# the numpy paths, whose sentinel split would misread e.g. [line, p] as a producer pair).
-WAITCNT_SKELETON = re.compile(
+_DIGITS_AND_WHITESPACE = b"0123456789 \t\r\n"
+# Skeleton of a regular waitcnt array: [[line,[[p,x],...]],...] with digits removed.
+_WAITCNT_SKELETON = re.compile(
     rb"\[(?:\[,\[(?:\[,\](?:,\[,\])*)?\]\](?:,\[,\[(?:\[,\](?:,\[,\])*)?\]\])*)?\]")
 # Between two waitcnt entries (and nowhere else in a regular skeleton): "]],[,[".
 _ENTRY_BREAK = b"],[,["
@@ -44,11 +40,11 @@ _PAIR = b"[,]"
 _KEY_RE = re.compile(rb'"(' + b"|".join(name.encode() for name in _ARRAY_NAMES) + rb')":')
 
 
-def rows_skeleton(rows: int, width: int) -> bytes:
+def _rows_skeleton(rows: int, width: int) -> bytes:
     """The skeleton (digits and whitespace deleted) of a regular array of `rows` × `width` ints.
 
-    Shared with the numpy paths, whose integer counts alone cannot see ragged rows that
-    compensate each other ([[1,2,3,4,5,6],[7,8,9,10]] holds 10 integers in 2 rows).
+    Integer counts alone cannot see ragged rows that compensate each other
+    ([[1,2,3,4,5,6],[7,8,9,10]] holds 10 integers in 2 rows); the skeleton does.
     """
     if rows == 0:
         return b"[]"
@@ -61,7 +57,7 @@ class Certified:
     """A file whose structure simdjson and the skeleton certified, waiting for the batch pass."""
 
     path: Path
-    data: bytes  # kept until the batch is finished: the numpy path re-reads it on a late refusal
+    data: bytes  # kept until the batch is finished: the fallback re-reads it on a late refusal
     document: dict[str, Any]  # the document without the big arrays, plain Python
     buffers: dict[str, Any]  # array name -> int64 buffer (simdjson ArrayBuffer)
     pairs: list[int]  # producer count of each waitcnt entry
@@ -75,7 +71,7 @@ class SimdReader:
         self._parser = simdjson_module.Parser()
 
     def certify(self, data: bytes, path: Path) -> Certified | None:
-        """The certified arrays of a file this path vouches for, else None (numpy path decides)."""
+        """The certified arrays of a file this path vouches for, else None (the fallback decides)."""
         try:
             return self._certify(data, path)
         except Exception:  # noqa: BLE001 - any refusal defers to the authoritative path
@@ -84,14 +80,14 @@ class SimdReader:
             self._parser = self._simdjson.Parser()
             return None
 
-    def parse(self, data: bytes, path: Path) -> WaveFile | InputError | None:
-        """One file: its WaveFile (or scalar InputError), None when the path defers."""
+    def parse(self, data: bytes, path: Path) -> WaveFile | None:
+        """One file: its WaveFile, None when the path defers."""
         certified = self.certify(data, path)
         return None if certified is None else finish_batch([certified])[0]
 
     def _certify(self, data: bytes, path: Path) -> Certified | None:
         simdjson = self._simdjson
-        skeleton = data.translate(None, DIGITS_AND_WHITESPACE)
+        skeleton = data.translate(None, _DIGITS_AND_WHITESPACE)
         document = self._parser.parse(data)
         wave = document.get("wave") if isinstance(document, simdjson.Object) else None
         if not isinstance(wave, simdjson.Object):
@@ -102,7 +98,7 @@ class SimdReader:
         for name in _ARRAY_NAMES:
             rows = wave.get(name)
             if rows is None:
-                if name in wave:  # null: the json path decides what that means
+                if name in wave:  # null: the fallback decides what that means
                     return None
                 continue
             if not isinstance(rows, simdjson.Array):
@@ -122,7 +118,7 @@ class SimdReader:
             else:
                 width = _WIDTHS[name]
                 count, rest = divmod(buffer.nbytes, 8 * width)
-                if rest or not skeleton.startswith(rows_skeleton(count, width), at):
+                if rest or not skeleton.startswith(_rows_skeleton(count, width), at):
                     return None
             buffers[name] = buffer
         plain = _plain_document(simdjson, document, wave)
@@ -143,7 +139,7 @@ def _values_at(skeleton: bytes) -> dict[str, int]:
 
 def _waitcnt_pairs(skeleton: bytes, at: int) -> list[int] | None:
     """Producer count of each waitcnt entry from a regular skeleton, or None."""
-    match = WAITCNT_SKELETON.match(skeleton, at)
+    match = _WAITCNT_SKELETON.match(skeleton, at)
     if match is None:
         return None
     if match.end() - at == 2:  # []
@@ -152,8 +148,12 @@ def _waitcnt_pairs(skeleton: bytes, at: int) -> list[int] | None:
     return list(map(bytes.count, pieces, repeat(_PAIR, len(pieces))))
 
 
-def finish_batch(batch: list[Certified]) -> list[WaveFile | InputError]:
-    """WaveFiles of certified files; the waitcnt lists of the whole batch split by a few numpy calls."""
+def finish_batch(batch: list[Certified]) -> list[WaveFile | None]:
+    """WaveFiles of certified files (None: refused late); the batch's waitcnt split by a few numpy calls.
+
+    A late refusal is a scalar the record does not accept (`begin` a float...): the fallback
+    re-reads that file and words the error.
+    """
     import numpy as np
 
     # instructions / timeline: a zero-copy int64 view of each file's own buffer
@@ -170,7 +170,7 @@ def finish_batch(batch: list[Certified]) -> list[WaveFile | InputError]:
     producers = waitcnt[keep].reshape(-1, 2)
     bounds = cumulative.tolist()
     empty = empty_arrays()
-    result: list[WaveFile | InputError] = []
+    result: list[WaveFile | None] = []
     entry = 0
     for item in batch:
         parsed: dict[str, Any] = {
@@ -187,8 +187,8 @@ def finish_batch(batch: list[Certified]) -> list[WaveFile | InputError]:
             parsed["waitcnt"] = empty["waitcnt"]
         try:
             result.append(build_wave(item.document, parsed, item.path, len(item.data), "simd"))
-        except InputError as err:  # a scalar of the wrong type: the same error as the other paths
-            result.append(err)
+        except InputError:  # a scalar of the wrong type: the fallback decides
+            result.append(None)
     return result
 
 
@@ -220,9 +220,7 @@ _READER: list[SimdReader | None] = []
 
 
 def simd_reader() -> SimdReader | None:
-    """The process-wide reader, or None when pysimdjson is missing or disabled by PARSER_ENV."""
-    if os.environ.get(PARSER_ENV, "").strip().lower() == "numpy":
-        return None
+    """The process-wide reader, or None when pysimdjson is not importable."""
     if not _READER:
         try:
             import simdjson
