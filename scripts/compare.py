@@ -8,8 +8,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
 
-from kerneltrace.analysis.compare.document import DEFAULT_THRESHOLDS, parse_thresholds  # noqa: E402
 from kerneltrace.analysis.compare.inputs import compare_sides, load_side  # noqa: E402
+from kerneltrace.analysis.compare.verdict import DEFAULT_THRESHOLDS, parse_thresholds  # noqa: E402
 from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text  # noqa: E402
 from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402

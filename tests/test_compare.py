@@ -6,15 +6,12 @@ import copy
 
 import pytest
 
-from kerneltrace.analysis.compare.document import (
-    DEFAULT_THRESHOLDS,
-    align_opcodes,
-    compare,
-    innermost,
-    parse_thresholds,
-    traced_waves,
-)
+from kerneltrace.analysis.compare.align import align_opcodes
+from kerneltrace.analysis.compare.document import compare
+from kerneltrace.analysis.compare.values import traced_waves
+from kerneltrace.analysis.compare.verdict import DEFAULT_THRESHOLDS, parse_thresholds
 from kerneltrace.errors import InputError
+from kerneltrace.sourceloc import innermost_location as innermost
 
 WAVES = 8
 

@@ -14,7 +14,7 @@ from kerneltrace import atomic
 from kerneltrace.analysis.l2.document import analyze
 from kerneltrace.errors import InputError
 from kerneltrace.pipeline.runs import build_runs
-from kerneltrace.readers.counter_csv import CounterDispatch, CounterRun
+from kerneltrace.readers.counter_run import CounterDispatch, CounterRun
 
 REPO = Path(__file__).resolve().parents[1]
 

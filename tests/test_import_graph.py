@@ -154,3 +154,42 @@ def test_every_module_is_in_the_architecture_module_index():
     missing = [str(path.relative_to(PACKAGE)) for path in sorted(PACKAGE.rglob("*.py"))
                if f"\n{path.relative_to(PACKAGE)} " not in index]
     assert not missing, f"add to docs/architecture.md (Module index): {missing}"
+
+
+# ---- one home per name ---------------------------------------------------------------------------
+
+def _top_level_names(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """(names a module defines, names it lists in __all__)."""
+    defined: set[str] = set()
+    public: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+            defined |= names
+            if "__all__" in names and isinstance(node.value, ast.List | ast.Tuple):
+                public |= {elt.value for elt in node.value.elts if isinstance(elt, ast.Constant)}
+    return defined, public
+
+
+def test_names_are_imported_from_the_module_that_defines_them():
+    """No re-export shims: `from kerneltrace.X import name` needs `name` defined in X (or X a
+    package holding a module `name`), unless X declares it in __all__ as its public API (the
+    synthetic generator's facade, the wave-file reader)."""
+    homes = {name: _top_level_names(ast.parse(path.read_text())) for name, path in MODULES.items()}
+    sources = [*PACKAGE.rglob("*.py"), *(PACKAGE.parent / "scripts").glob("*.py"),
+               *(PACKAGE.parent / "tests").glob("*.py"), *(PACKAGE.parent / "bench").glob("*.py")]
+    misplaced = []
+    for path in sources:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in homes):
+                continue
+            defined, public = homes[node.module]
+            for alias in node.names:
+                if alias.name not in defined | public and f"{node.module}.{alias.name}" not in MODULES:
+                    misplaced.append(f"{path.name}: from {node.module} import {alias.name}")
+    assert not misplaced, "import these from where they are defined:\n" + "\n".join(misplaced)
+    facades = sorted(name for name, (_, public) in homes.items() if public)
+    assert facades == ["kerneltrace.readers.wavefile.reader", "kerneltrace.synth"], facades

@@ -18,7 +18,8 @@ import pytest
 from plan_synthetic import Ins, hotspot_doc, mfma_loop_with_load
 
 from kerneltrace.plan.summary import build_summary
-from kerneltrace.render.plan import md_code, md_text, render_html, render_markdown
+from kerneltrace.render.markdown import md_code, md_text
+from kerneltrace.render.plan import render_html, render_markdown
 
 GOLDEN = Path(__file__).parent / "golden" / "plan_synthetic.md"
 EVIL = "<script>alert(1)</script>"

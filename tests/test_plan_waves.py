@@ -12,12 +12,8 @@ from plan_synthetic import MFMA, Ins, hotspot_doc, mfma_loop_with_load
 
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.rules import run_all
-from kerneltrace.plan.rules.waves import (
-    entry_waits_on_user_loads,
-    hot_loop_mfma_busy,
-    wave_tail,
-    waves_evidence,
-)
+from kerneltrace.plan.rules.waves import entry_waits_on_user_loads, wave_tail, waves_evidence
+from kerneltrace.plan.rules.waves_loop import hot_loop_mfma_busy
 
 REPO = Path(__file__).resolve().parents[1]
 ENTRY = "k.py:1"

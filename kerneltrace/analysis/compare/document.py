@@ -10,43 +10,19 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kerneltrace.analysis.compare.align import (
-    ALIGNMENT_METHOD,
-    Alignment,
-    align_opcodes,
     compare_instructions,
 )
 from kerneltrace.analysis.compare.estimate import estimate_time_change, time_verdict
-from kerneltrace.analysis.compare.lines import UNALIGNED, compare_lines, hotspot_changes
+from kerneltrace.analysis.compare.lines import compare_lines, hotspot_changes
 from kerneltrace.analysis.compare.values import delta, mapped_fraction, num, relative, traced_waves
 from kerneltrace.analysis.compare.verdict import (
     DEFAULT_THRESHOLDS,
     Thresholds,
     checks_fired,
-    parse_thresholds,
     verdict_of,
 )
 from kerneltrace.analysis.compare.work import verdict_for_work, work_per_wave
 from kerneltrace.errors import InputError
-from kerneltrace.sourceloc import innermost_location as innermost
-
-# Older import paths: these names were defined here before the module was split.
-__all__ = [
-    "ALIGNMENT_METHOD",
-    "DEFAULT_THRESHOLDS",
-    "SCHEMA",
-    "UNALIGNED",
-    "Alignment",
-    "Thresholds",
-    "align_opcodes",
-    "compare",
-    "compare_metrics",
-    "compare_sets",
-    "innermost",
-    "keyed_dispatches",
-    "parse_thresholds",
-    "summary_level_doc",
-    "traced_waves",
-]
 
 SCHEMA = "kerneltrace.compare/1"
 TOTAL_METRICS = ("stall_cycles", "latency_cycles", "idle_cycles", "hits", "executed_instructions")

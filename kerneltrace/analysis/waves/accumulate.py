@@ -18,7 +18,7 @@ from kerneltrace.analysis.waves.waitcnt import WaitTotals, attribute_waits, merg
 if TYPE_CHECKING:
     import numpy as np
 
-    from kerneltrace.readers.wavefile.reader import WaveFile
+    from kerneltrace.readers.wavefile.record import WaveFile
 
 
 @dataclass

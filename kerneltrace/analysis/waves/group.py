@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-    from kerneltrace.readers.wavefile.reader import WaveFile
+    from kerneltrace.readers.wavefile.record import WaveFile
 
 
 @dataclass

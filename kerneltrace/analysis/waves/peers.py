@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from kerneltrace.readers.codejson import CodeTable
-    from kerneltrace.readers.wavefile.reader import WaveFile
+    from kerneltrace.readers.wavefile.record import WaveFile
 
 PIPES: tuple[str, ...] = ("MFMA", "VALU", "VMEM", "LDS", "SALU", "SMEM")
 _PIPE_OF_TYPE = {

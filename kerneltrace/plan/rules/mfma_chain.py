@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kerneltrace.isa import mfma
 from kerneltrace.isa.classify import MFMA
 from kerneltrace.isa.registers import operands, registers
 from kerneltrace.plan.context import PlanContext
@@ -13,15 +14,6 @@ MIN_MFMA_SHARE = 0.05
 LOOKBACK = 24
 
 
-def _tables():
-    """kerneltrace.isa.mfma (pass latency `mfma_info`, spacing `xdl_read_spacing`); None if absent."""
-    try:
-        from kerneltrace.isa import mfma
-    except ImportError:
-        return None
-    return mfma
-
-
 def _srcs_ab(asm: str) -> set[tuple[str, int]]:
     ops = operands(asm)
     return set().union(*(registers(op) for op in ops[1:3])) if len(ops) >= 3 else set()
@@ -29,9 +21,8 @@ def _srcs_ab(asm: str) -> set[tuple[str, int]]:
 
 def mfma_dependency_chain(ctx: PlanContext) -> list[Finding]:
     """MFMAs that wait on a previous MFMA's result (SrcA/SrcB) closer than the required spacing."""
-    mfma = _tables()
     share = ctx.type_share(MFMA)
-    if mfma is None or share < MIN_MFMA_SHARE:
+    if share < MIN_MFMA_SHARE:
         return []
     slow = []
     for ins in ctx.program_order:

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from kerneltrace.analysis.spills import Spills, find_spills, private_array_kind, spill_kind
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, Gain, priority_for_share, short_location
+from kerneltrace.plan.findings import Finding, Gain, priority_for_share
 from kerneltrace.plan.rules.waves_refs import wave_loops
+from kerneltrace.sourceloc import short_location
 
 RULE = "S1-register-spills"
 RULE_HOT = "S1-hot-loop-register-spills"  # the same finding when a spill sits in the hot loop

@@ -12,11 +12,7 @@ from __future__ import annotations
 
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import (
-    Finding,
-    hiding_gain,
-    short_location,
-)
+from kerneltrace.plan.findings import Finding, hiding_gain
 from kerneltrace.plan.rules.waves_loop import hot_loop_mfma_busy
 from kerneltrace.plan.rules.waves_refs import (
     PRODUCER_DEFAULT,
@@ -30,6 +26,7 @@ from kerneltrace.plan.rules.waves_refs import (
     type_of,
     wave_waits,
 )
+from kerneltrace.sourceloc import short_location
 
 MIN_SHARE = 0.01  # attributed wait stall below 1 % of all stall is not a plan item
 TAIL_SHARE = 0.25  # slowest wave ends this share of the traced span after the median wave

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import (
-    Finding,
-    Gain,
-    hiding_gain,
-    priority_for_share,
-    scoped_title,
-    short_location,
-)
+from kerneltrace.plan.findings import Finding, Gain, hiding_gain, priority_for_share, scoped_title
 from kerneltrace.plan.rules.waves_refs import wave_loops
+from kerneltrace.sourceloc import short_location
 
 LOW_MFMA_BUSY = 0.5  # below this the matrix pipe idles half of the loop's time
 SATURATED_MFMA_BUSY = 0.8

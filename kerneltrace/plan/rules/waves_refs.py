@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Evidence, short_location
+from kerneltrace.plan.findings import Evidence
+from kerneltrace.sourceloc import short_location
 
 # What a producer of a given type is, and how to get its latency off the critical path.
 PRODUCER_KINDS: dict[str, tuple[str, str]] = {
