@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kerneltrace.analysis.costs import PIPE_TYPES
 from kerneltrace.isa import classify as isa
 
 if TYPE_CHECKING:
@@ -38,11 +39,8 @@ if TYPE_CHECKING:
     from kerneltrace.readers.codejson import CodeTable
     from kerneltrace.readers.wavefile.record import WaveFile
 
-PIPES: tuple[str, ...] = ("MFMA", "VALU", "VMEM", "LDS", "SALU", "SMEM")
-_PIPE_OF_TYPE = {
-    isa.MFMA: "MFMA", isa.VALU: "VALU", isa.VMEM_LOAD: "VMEM", isa.VMEM_STORE: "VMEM",
-    isa.LDS: "LDS", isa.SALU: "SALU", isa.SMEM: "SMEM",
-}
+PIPES: tuple[str, ...] = tuple(PIPE_TYPES)  # pipe id = position in costs.PIPE_TYPES
+_PIPE_OF_TYPE = {kind: pipe for pipe, kinds in PIPE_TYPES.items() for kind in kinds}
 BUCKETS_PER_OCTAVE = 8
 BUCKETS = 8 * 40  # up to 2**40 cycles per hit
 TOP_ROWS = 64  # instructions listed with per-hit percentiles and non-hidden cost
