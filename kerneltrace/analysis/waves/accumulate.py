@@ -247,5 +247,5 @@ def add_group(totals: WaveTotals, waves: list[WaveFile], mfma_by_line: np.ndarra
         getattr(totals, name)[:] += np.bincount(line, weights=values, minlength=n_rows).astype(np.int64)
     attribute_waits(totals.waits, group)
     if totals.peers is not None:
-        add_peer_group(totals.peers, waves, group.owner, time, stall, duration, line, idle, prev_end)
+        add_peer_group(totals.peers, group, idle, prev_end)
     add_group_loops(totals.loops, group, mfma_by_line)

@@ -36,8 +36,8 @@ from kerneltrace.isa import classify as isa
 if TYPE_CHECKING:
     import numpy as np
 
+    from kerneltrace.analysis.waves.group import Group
     from kerneltrace.readers.codejson import CodeTable
-    from kerneltrace.readers.wavefile.record import WaveFile
 
 PIPES: tuple[str, ...] = tuple(PIPE_TYPES)  # pipe id = position in costs.PIPE_TYPES
 _PIPE_OF_TYPE = {kind: pipe for pipe, kinds in PIPE_TYPES.items() for kind in kinds}
@@ -156,22 +156,21 @@ def _covered(keys, starts, ends, q_keys, q_from, q_to):
     return until(b) - until(a)
 
 
-def add_peer_group(peers: PeerTotals, waves: list[WaveFile], owner, time, stall, duration, line,
-                   idle, prev_end) -> None:
-    """Accumulate one group (arrays are the group's concatenated instruction columns)."""
+def add_peer_group(peers: PeerTotals, group: Group, idle, prev_end) -> None:
+    """Accumulate one group; `idle` and `prev_end` are per instruction of the group's columns."""
     import numpy as np
 
+    owner, time, stall, duration, line = group.owner, group.time, group.stall, group.duration, group.line
     if not len(line):
         return
-    scope_of_wave = np.array([scope_key(wave.se, wave.simd) for wave in waves], np.int64)
+    scope_of_wave = np.array([scope_key(wave.se, wave.simd) for wave in group.waves], np.int64)
     if scope_of_wave.min() < peers.settled_below:
         peers.broken = True
     scope = scope_of_wave[owner]
     pipe = peers.pipe[line]
     issue_start = time + stall
     issue_end = time + np.maximum(stall, duration)
-    peers.lifetimes.append((scope_of_wave, np.array([wave.begin for wave in waves], np.int64),
-                            np.array([wave.end for wave in waves], np.int64)))
+    peers.lifetimes.append((scope_of_wave, group.begin, group.end))
     # merged per group already (the end-of-run merge stays small): all pipes in one merge whose
     # key is (pipe, scope); each pipe's merged intervals are then one contiguous run
     if scope_of_wave.min() >= 0 and scope_of_wave.max() < SCOPES:
