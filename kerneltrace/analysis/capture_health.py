@@ -28,6 +28,6 @@ def capture_warnings(report: Mapping[str, Any] | None, listed: set[str] | None, 
             warnings.append(f"partial capture: {len(missing)} of {len(listed)} wave files listed in "
                             f"filenames.json are missing (e.g. {', '.join(missing[:3])}); wave-level "
                             "results cover only the waves present")
-    if listed_problem and "not present" not in listed_problem:
+    if listed_problem:
         warnings.append(f"{listed_problem}: whether wave files are missing is unknown")
     return warnings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,15 +13,13 @@ if TYPE_CHECKING:
     from kerneltrace.readers.codejson import CodeTable
 
 
-def listed_wave_files(dispatch_dir: Path) -> set[str] | None:
-    """Wave file names listed in filenames.json (None when absent or unreadable)."""
-    return read_listed_wave_files(dispatch_dir)[0]
-
-
 def read_listed_wave_files(dispatch_dir: Path) -> tuple[set[str] | None, str]:
-    """(wave file names listed in filenames.json, "") or (None, "filenames.json not present" /
-    "filenames.json unreadable: why")."""
-    document, problem = optional_json(Path(dispatch_dir) / "filenames.json", "filenames.json")
+    """(wave file names listed in filenames.json, ""), (None, "") when it is absent, or
+    (None, "filenames.json unreadable: why")."""
+    path = Path(dispatch_dir) / "filenames.json"
+    if not os.path.lexists(path):
+        return None, ""
+    document, problem = optional_json(path, "filenames.json")
     if problem:
         return None, problem
     names: set[str] = set()
@@ -44,7 +43,7 @@ def consistency(dispatch_dir: Path, paths: list[Path], totals: WaveTotals,
         details.append("no wave files (se*_sm*_sl*_wv*.json) in the dispatch dir: "
                        "wave-level analyses unavailable, code.json totals unchecked")
     listed, listed_problem = read_listed_wave_files(dispatch_dir)
-    if listed_problem and "not present" not in listed_problem:
+    if listed_problem:
         # an unreadable list must never let the check say ok
         details.append(f"{listed_problem}: listed vs present wave files unchecked")
     present = {path.name for path in paths}
