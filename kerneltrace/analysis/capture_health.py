@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+# logscan finding codes that mean a truncated trace; the one list (pipeline.decode and rocprof.capture use it)
 TRUNCATING_CODES = ("buffer-full", "data-lost")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kerneltrace.analysis.capture_health import TRUNCATING_CODES
 from kerneltrace.errors import InputError
 from kerneltrace.model import dispatchdir
 from kerneltrace.pipeline import manifest
@@ -38,6 +39,6 @@ def decode(*, capture_dir: Path, capture_log: Path | None, kernel_id: str, att_l
     rows = manifest.manifest_rows(found.kept, id_prefix=f"{kernel_id}_", kernel_id=kernel_id,
                                       source="capture")
     report = {"capture_dir": str(capture_dir), "kernel_id": kernel_id, "dispatch_dirs": len(rows),
-              "dropped": found.notes, "truncated": truncated or bool(codes & {"buffer-full", "data-lost"}),
+              "dropped": found.notes, "truncated": truncated or bool(codes.intersection(TRUNCATING_CODES)),
               "findings": [f.to_dict() for f in findings]}
     return rows, report

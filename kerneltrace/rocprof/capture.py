@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kerneltrace import atomic
+from kerneltrace.analysis.capture_health import TRUNCATING_CODES
 from kerneltrace.model.dispatchdir import emptiness
 from kerneltrace.rocprof import commands, jobfile, logscan
 
@@ -205,7 +206,7 @@ def capture_att(*, rocprofv3: str, job: dict[str, object], job_format: str, app:
                                     f"{logscan.describe(fatal)}", 1)
             raise failure_message(f"ATT capture of {kernel_name!r}", result, log_path, timeout)
         codes = {f.code for f in findings}
-        buffer_full = bool(codes & {"buffer-full", "data-lost"})
+        buffer_full = bool(codes.intersection(TRUNCATING_CODES))
         if total > empty and buffer_full and not bigger_buffer_tried:
             bigger_buffer_tried = True
             shutil.rmtree(tmp, ignore_errors=True)
