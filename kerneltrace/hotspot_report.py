@@ -169,24 +169,27 @@ def _pc_sampling_section(rows: list[CodeRow]) -> dict:
 
 
 class AnalysisOptions(TypedDict, total=False):
-    """The options of one analysis (hotspot_analyzer.py's command line), for both entry points."""
+    """run_analysis's keyword options, as analyze_dispatch passes them through."""
 
-    arch: str | None                # --arch: overrides agent_info and the ISA evidence
-    kernel_trace_csv: Path | None   # --kernel-trace / --agent-info: replace the bundle search
+    arch: str | None
+    kernel_trace_csv: Path | None
     agent_info_csv: Path | None
-    kernel: str | None              # --kernel SUBSTR: the kernel of a multi-kernel code.json
-    waves: bool                     # --waves: the wave-level analysis (schema /2)
-    capture_report: Path | None     # the decode report: truncated captures are stated
+    kernel: str | None
+    waves: bool
+    capture_report: Path | None
 
 
-def run_analysis(dispatch_dir: Path | str, **options: Unpack[AnalysisOptions]) -> DispatchAnalysis:
+def run_analysis(
+    dispatch_dir: Path | str,
+    *,
+    arch: str | None = None,  # --arch: overrides agent_info and the ISA evidence
+    kernel_trace_csv: Path | None = None,  # --kernel-trace / --agent-info: replace the bundle search
+    agent_info_csv: Path | None = None,
+    kernel: str | None = None,  # --kernel SUBSTR: the kernel of a multi-kernel code.json
+    waves: bool = False,  # --waves: the wave-level analysis (schema /2)
+    capture_report: Path | None = None,  # the decode report: truncated captures are stated
+) -> DispatchAnalysis:
     """Read and analyse one dispatch dir; raises InputError for bad input (never modifies it)."""
-    unknown = set(options) - set(AnalysisOptions.__annotations__)
-    if unknown:
-        raise TypeError(f"unknown analysis option(s): {', '.join(sorted(unknown))}")
-    arch, kernel, waves = options.get("arch"), options.get("kernel"), bool(options.get("waves"))
-    kernel_trace_csv, agent_info_csv = options.get("kernel_trace_csv"), options.get("agent_info_csv")
-    capture_report = options.get("capture_report")
     given = str(dispatch_dir)
     directory = Path(dispatch_dir)
     if not directory.exists():
