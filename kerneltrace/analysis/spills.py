@@ -15,6 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kerneltrace.isa.classify import opcode
+from kerneltrace.isa.registers import operands
+
 # MUBUF on the private segment buffer (s[0:3]) with no VGPR address: the gfx90a spill form.
 _MUBUF_SCRATCH = re.compile(r"^buffer_(load|store)_\w+\s+[^,]+,\s*off,\s*s\[0:3\]", re.IGNORECASE)
 
@@ -24,13 +27,13 @@ def _scratch_access(text: str) -> tuple[str, bool] | None:
 
     Operand order: ``scratch_load_* vdst, vaddr, saddr`` and ``scratch_store_* vaddr, vdata, saddr``;
     a vaddr of ``off`` means a constant offset (the compiler's spill slots)."""
-    op, _, rest = text.partition(" ")
+    op = opcode(text)
     kind = "load" if op.startswith("scratch_load") else "store" if op.startswith("scratch_store") else None
     if kind is None:
         return None
-    operands = [part.strip() for part in rest.split(",")]
+    parts = operands(text)
     position = 1 if kind == "load" else 0
-    vaddr = operands[position] if len(operands) > position else "off"
+    vaddr = parts[position] if len(parts) > position else "off"
     return kind, vaddr != "off"
 
 
