@@ -24,9 +24,6 @@ NOISE_FLOOR = 0.07
 # sampled different amounts of work.
 SAME_WORK = 0.02
 
-BASES = ("wave_lifetime", "wave_lifetime+waves_in_flight", "hot_loop", "latency_per_wave",
-         "unavailable")
-
 
 @dataclass(frozen=True)
 class HotLoop:

@@ -151,11 +151,11 @@ def dispatch_metrics(
     peak_gbps: float | None,
     missing: dict[str, set[str]],
     warnings: list[str],
-    implausible: dict[str, set[str]] | None = None,
+    implausible: dict[str, set[str]],
 ) -> dict:
     """Every metric of one matched dispatch; null where a counter, the ideal or a duration is absent."""
     family = arch.family or "gfx942"
-    ctx = _Ctx(matched.counters, _FAMILY_ARCH[family], missing, {} if implausible is None else implausible)
+    ctx = _Ctx(matched.counters, _FAMILY_ARCH[family], missing, implausible)
     first = next(d for d in matched.per_run if d is not None)
     entry: dict = {
         "index": matched.index,
