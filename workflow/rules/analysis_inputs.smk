@@ -44,7 +44,9 @@ def dispatch_signature(wildcards):
     Not a function of `input`: Snakemake ignores params derived from inputs when comparing.
     """
     row = dispatch_row(wildcards.run, wildcards.dispatch)
-    return rerun.files_signature(rerun.dispatch_files(row["dispatch_dir"]) + dispatch_csvs(row))
+    return rerun.files_signature(
+        rerun.dispatch_files(row["dispatch_dir"]) + dispatch_csvs(row)
+    )
 
 
 def capture_report(wildcards):
