@@ -202,8 +202,13 @@ def write_many(outputs: Mapping[str | os.PathLike[str], bytes | str]) -> list[Pa
         for tmp, _target in staged:
             _unlink(tmp)
         raise
-    for tmp, target in staged:
-        os.replace(tmp, target)
+    for done, (tmp, target) in enumerate(staged):
+        try:
+            os.replace(tmp, target)
+        except BaseException:  # no temp file is left behind (the earlier renames stand)
+            for left, _target in staged[done:]:
+                _unlink(left)
+            raise
     for target, payload, streamed in plan:
         if streamed:
             write_bytes(target, payload)

@@ -8,12 +8,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.pipeline import manifest  # noqa: E402
 from kerneltrace.pipeline.decode import decode  # noqa: E402
+from kerneltrace.readers.regular import read_json  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     truncated = False
     if args.record is not None:
-        record = json.loads(args.record.read_text(encoding="utf-8"))
+        record = read_json(args.record, "capture record", fix="re-run att_capture.py to write it again")
+        if not isinstance(record, dict) or not isinstance(record.get("capture_dir"), str):
+            raise InputError("capture record names no capture_dir", str(args.record),
+                             "re-run att_capture.py to write it again")
         capture_dir, truncated = Path(record["capture_dir"]), bool(record.get("truncated"))
     elif args.capture_dir is not None:
         capture_dir = args.capture_dir

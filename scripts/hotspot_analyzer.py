@@ -12,7 +12,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 
-from kerneltrace.errors import InputError, run_cli  # noqa: E402
+from kerneltrace.cliargs import number  # noqa: E402
+from kerneltrace.errors import run_cli  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,10 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
         "dispatch directory; report occupancy and the architecture.",
     )
     parser.add_argument("dispatch_dir", metavar="DISPATCH_DIR", help="ui_output_agent_<h>_dispatch_<d> directory (or legacy *_ui)")
-    parser.add_argument("--topk", type=int, default=15, help="rows in the source-line and instruction tables (default 15)")
+    parser.add_argument("--topk", type=number("--topk", minimum=1, integer=True), default=15, help="rows in the source-line and instruction tables (default 15)")
     parser.add_argument("--mode", choices=("asm", "src", "both"), default="both", help="which ranking tables to print")
     parser.add_argument("--detail", action="store_true", help="show source snippets and the stalling instructions of the top lines")
-    parser.add_argument("--context", type=int, default=3, help="snippet lines on each side with --detail (default 3)")
+    parser.add_argument("--context", type=number("--context", minimum=0, integer=True), default=3, help="snippet lines on each side with --detail (default 3)")
     parser.add_argument("--kernel", metavar="SUBSTR", help="select the kernel (multi-kernel code.json; also the CSV row by name)")
     parser.add_argument("--arch", help="gfx target, e.g. gfx950 (overrides every other source)")
     parser.add_argument("--kernel-trace", metavar="CSV", type=Path, help="kernel_trace.csv (default: found by content in the capture bundle)")
@@ -40,10 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.topk < 1:
-        raise InputError(f"--topk must be at least 1, got {args.topk}", "command line", "pass --topk 15")
-    if args.context < 0:
-        raise InputError(f"--context must be >= 0, got {args.context}", "command line", "pass --context 3")
     from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text
     from kerneltrace.hotspot_report import run_analysis
 

@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import argparse  # noqa: E402
 
 from kerneltrace.cliargs import number  # noqa: E402
-from kerneltrace.errors import InputError, run_cli  # noqa: E402
+from kerneltrace.errors import run_cli  # noqa: E402
 
 EA_CHANNELS_WARNING = (
     "warning: --ea-channels is ignored. The *_sum counters already cover every L2 channel; read bytes "
@@ -23,10 +23,6 @@ def analyze_paths(paths: list[Path], *, kernel: str | None, arch: str | None, id
     from kerneltrace.analysis.l2.document import analyze
     from kerneltrace.readers.pmc_inputs import load_pmc_inputs
 
-    if ideal_gb is not None and ideal_gb <= 0:
-        raise InputError(f"--ideal-gb must be positive, got {ideal_gb}", "command line", "omit it or pass e.g. --ideal-gb 1.5")
-    if peak_gbps is not None and peak_gbps <= 0:
-        raise InputError(f"--peak-gbps must be positive, got {peak_gbps}", "command line", "omit it or pass e.g. --peak-gbps 5300")
     return analyze(load_pmc_inputs(paths), kernel=kernel, arch=arch, ideal_gb=ideal_gb, peak_gbps=peak_gbps)
 
 

@@ -39,9 +39,11 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out_dir
     inputs = args.hotspots + args.l2
     hotspot_docs, l2_docs = load_plan_documents(args.hotspots, args.l2)
-    atomic.refuse_input_overwrite([out / "summary.json", out / "plan.md", out / "plan.html"], inputs)
+    fixed = ("summary.json", "plan.md", "plan.html")
+    atomic.refuse_input_overwrite([out / name for name in fixed], inputs)  # before any rendering
     summary, files = plan_outputs(hotspot_docs, l2_docs, run=args.run, charts=args.charts)
-    atomic.refuse_input_overwrite([out / name for name in files], inputs)  # the chart files too
+    # the chart files, whose names are known only now
+    atomic.refuse_input_overwrite([out / name for name in files if name not in fixed], inputs)
     # all-or-nothing: a failing write leaves the previous plan.md/html/summary.json/charts whole
     atomic.write_many({out / name: text for name, text in files.items()})
     if args.kept is not None:

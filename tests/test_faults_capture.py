@@ -107,6 +107,19 @@ def test_buffer_full_that_persists_keeps_the_trace_marked_truncated(tmp_path, en
     assert json.loads((tmp_path / "manifest.json").read_text())["truncated"] is True
 
 
+@pytest.mark.parametrize("content", ["{not json", "[]", '{"truncated": true}', '{"capture_dir": 3}'])
+def test_a_bad_capture_record_is_one_error_line(tmp_path, content):
+    record = tmp_path / "capture.json"
+    record.write_text(content)
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "decode.py"), "--record", str(record),
+                           "--manifest", str(tmp_path / "manifest.tsv")],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error:") and proc.stderr.count("\n") == 1, proc.stderr
+    assert str(record) in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "manifest.tsv").exists()
+
+
 def test_data_lost_in_the_log_counts_as_buffer_full(tmp_path, env):
     # The double cannot print "Data Lost"; a wrapper around it can (same argv, same outputs).
     wrapper = tmp_path / "bin" / "rocprofv3"

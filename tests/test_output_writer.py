@@ -190,6 +190,23 @@ def test_write_many_leaves_every_old_output_whole_when_one_cannot_be_written(tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["charts", "plan.html", "plan.md"]
 
 
+def test_write_many_leaves_no_temp_file_when_a_rename_fails(tmp_path, monkeypatch):
+    outputs = {tmp_path / f"f{i}.txt": f"new {i}" for i in range(3)}
+    real_replace = os.replace
+    calls = []
+
+    def failing_second(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(5, "Input/output error")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing_second)
+    with pytest.raises(OSError):
+        atomic.write_many(outputs)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f0.txt"]  # the one rename done, no temp
+
+
 # ---- one writer: nothing else renames outputs (issue 15 point 2) ----------------------------
 
 RENAMES = re.compile(r"\bos\.(replace|rename|renames)\(|\.rename\(|\.replace\(\s*[\w.]*(tmp|staging|target)|"

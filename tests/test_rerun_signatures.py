@@ -93,3 +93,22 @@ def test_stable_ids_depend_on_the_path_only(tmp_path):
     assert clash[0] != clash[1] and all(i.startswith("a38430_d44-") for i in clash)
     assert all(set(i) <= set("abcdefghijklmnopqrstuvwxyz0123456789_-ABCDEFGHIJKLMNOPQRSTUVWXYZ")
                for i in ids + clash)
+
+
+def test_tree_signature_sees_the_csvs_the_lookup_finds_through_a_symlinked_folder(tmp_path):
+    """The signature searches exactly the folders the metadata lookup searches (one definition):
+    a CSV in a symlinked sibling folder is found by the lookup, so changing it changes the list."""
+    from kerneltrace.model.metadata import AGENT_INFO, nearest
+
+    dirs = _capture(tmp_path / "exp" / "att" / "big")
+    for csv in (tmp_path / "exp" / "att" / "big").glob("*.csv"):
+        csv.unlink()  # the bundle's own CSVs would shadow the sibling's
+    real = tmp_path / "elsewhere" / "meta"
+    real.mkdir(parents=True)
+    (real / "x_agent_info.csv").write_text("a\n")
+    (tmp_path / "exp" / "meta").symlink_to(real)
+    assert [p.name for p in nearest(dirs[0], AGENT_INFO)] == ["x_agent_info.csv"]
+    root = dirs[0].parent
+    base = rerun.tree_signature(root)
+    (real / "x_agent_info.csv").write_text("a,b\n")
+    assert rerun.tree_signature(root) != base

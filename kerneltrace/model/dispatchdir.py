@@ -12,7 +12,7 @@ are skipped, each with one note naming the path and the reason.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kerneltrace.errors import InputError
@@ -155,8 +155,8 @@ def find_dispatch_dirs(search_root: Path, *, metadata: bool = True) -> Discovery
             continue
         if metadata:
             found = find_csv_files(path, item.name.id, [item.kernel] if item.kernel else [])
-            item = DispatchDir(item.path, item.name, item.kernel, item.format, None, item.wave_files,
-                               found.kernel_trace, found.agent_info, tuple(found.pmc_files))
+            item = replace(item, kernel_trace_csv=found.kernel_trace, agent_info_csv=found.agent_info,
+                           pmc_files=tuple(found.pmc_files))
         result.kept.append(item)
     return result
 

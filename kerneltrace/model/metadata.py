@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltrace.errors import InputError
-from kerneltrace.model.naming import DISPATCH_RE
+from kerneltrace.model.naming import DISPATCH_RE, is_dispatch_dir
 from kerneltrace.readers.csvs import (
     AgentInfo,
     KernelTraceRow,
@@ -73,11 +73,18 @@ def holds_captures(folder: Path, limit: int = 2000) -> bool:
             seen += 1
             if seen > limit:
                 return True
-            if DISPATCH_RE.match(entry.name) or os.path.isfile(os.path.join(entry.path, "code.json")):
+            if is_dispatch_dir(Path(entry.path)):
                 return True
             if depth == 0:
                 pending.append((Path(entry.path), 1))
     return False
+
+
+def bundle_folders(folder: Path, came_from: Path) -> list[Path]:
+    """The folders a bundle searches one level up: ``folder`` and its subfolders but ``came_from``
+    (absolute) and those holding dispatch dirs (other captures' bundles)."""
+    return [folder, *(sub for sub in _subfolders(folder)
+                      if sub.absolute() != came_from and not holds_captures(sub))]
 
 
 def bundle_levels(dispatch_dir: Path, patterns: tuple[str, ...]) -> list[list[Path]]:
@@ -96,10 +103,7 @@ def bundle_levels(dispatch_dir: Path, patterns: tuple[str, ...]) -> list[list[Pa
                 break
             folder = folder.absolute()
         folder = folder.parent
-        here = _files(folder, patterns)
-        for sub in _subfolders(folder):
-            if sub.absolute() != came_from and not holds_captures(sub):
-                here.extend(_files(sub, patterns))
+        here = [path for place in bundle_folders(folder, came_from) for path in _files(place, patterns)]
         # a file named after the capture's folder ("big_agent_info.csv" for .../big/) wins
         here.sort(key=lambda p: (not p.name.startswith(prefer), is_other_run(p), str(p)))
         levels.append(here)

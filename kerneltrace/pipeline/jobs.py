@@ -39,6 +39,11 @@ _modules: dict[str, ModuleType] = {}
 _modules_lock = threading.Lock()
 
 
+def _last_error(text: str) -> str:
+    """The last `error:` line of some output (run_cli's one-line errors), or ""."""
+    return next((line for line in reversed(text.splitlines()) if line.startswith("error:")), "")
+
+
 class LogSink:
     """A text stream writing to a rule's log file that remembers the last `error:` line."""
 
@@ -47,9 +52,7 @@ class LogSink:
         self.last_error = ""
 
     def write(self, text: str) -> int:
-        for line in text.splitlines():
-            if line.startswith("error:"):
-                self.last_error = line
+        self.last_error = _last_error(text) or self.last_error
         return self.handle.write(text)
 
     def flush(self) -> None:
@@ -97,10 +100,6 @@ def load_script(path: Path | str) -> ModuleType:
             spec.loader.exec_module(module)
             _modules[key] = module
     return module
-
-
-def _last_error(text: str) -> str:
-    return next((line for line in reversed(text.splitlines()) if line.startswith("error:")), "")
 
 
 def _run_as_process(script: Path, argv: list[str], log_path: str) -> tuple[int, str]:

@@ -10,6 +10,7 @@ files (no content is read); they change exactly when a size, an mtime or a name 
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import re
@@ -21,14 +22,16 @@ from kerneltrace.model.metadata import (
     BUNDLE_LEVELS,
     COUNTERS,
     KERNEL_TRACE,
-    holds_captures,
+    bundle_folders,
 )
 from kerneltrace.model.naming import DISPATCH_RE
 
 # Files whose presence decides which CSVs the dispatch list attaches to a dispatch dir
 # (kerneltrace/model/metadata.py looks them up in its capture bundle: up to BUNDLE_LEVELS above).
-METADATA_FILE = re.compile(r"(kernel_trace|agent_info).*\.csv$|counter_collection\.csv$")
 METADATA_PATTERNS = KERNEL_TRACE + AGENT_INFO + COUNTERS
+# the same patterns as one regex over a file's name (inside the searched tree)
+METADATA_FILE = re.compile("|".join(fnmatch.translate(pattern.rsplit("/", 1)[-1])
+                                    for pattern in METADATA_PATTERNS))
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -94,19 +97,12 @@ def tree_signature(root: Path | str) -> str:
 
 
 def _above(root: str, levels: int) -> list[str]:
-    """Metadata CSVs a capture bundle may reach in the ``levels`` folders above ``root``
-    (kerneltrace/model/metadata.py: each ancestor and its subfolders holding no other capture)."""
+    """Metadata CSVs a capture bundle may reach in the ``levels`` folders above ``root``: the
+    folders kerneltrace/model/metadata.py searches (``bundle_folders``)."""
     lines: list[str] = []
     came_from = Path(root)
     for folder in list(came_from.parents)[:max(0, levels)]:
-        places = [folder]
-        try:
-            subfolders = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
-        except OSError:
-            subfolders = []
-        places += [sub for sub in subfolders if sub != came_from and not DISPATCH_RE.match(sub.name)
-                   and not holds_captures(sub)]
-        for place in places:
+        for place in bundle_folders(folder, came_from):
             for pattern in METADATA_PATTERNS:
                 lines += [_stat_line(str(path), "/") for path in sorted(place.glob(pattern))]
         came_from = folder

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 import shlex
 from collections.abc import Mapping
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltrace.arch.table import ARCHES, get_arch
+from kerneltrace.atomic import finite_json
 from kerneltrace.errors import InputError
 
 RUN_NAME_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]*\Z")  # \Z: "$" would accept a trailing newline
@@ -81,26 +81,15 @@ def _spec(name: str, values: Mapping[str, Any], defaults: Mapping[str, Any], bas
                    env=env, timeout=float(merged["timeout"] or 0), arch=merged["arch"] or None)
 
 
-def non_finite_values(value: Any, path: str = "") -> list[str]:
-    """Config keys (dotted paths) whose value is a NaN or infinite float (YAML .nan, .inf)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return [path or "value"]
-    if isinstance(value, Mapping):
-        return [p for key, item in value.items() for p in non_finite_values(item, f"{path}.{key}" if path else str(key))]
-    if isinstance(value, (list, tuple)):
-        return [p for i, item in enumerate(value) for p in non_finite_values(item, f"{path}[{i}]")]
-    return []
-
-
 def build_runs(config: Mapping[str, Any], example_dir: Path, base_dir: Path,
                fallback_dirs: tuple[Path, ...] = ()) -> tuple[dict[str, RunSpec], str]:
     """All runs of this invocation, plus a console note (e.g. that use 4 was chosen).
 
     Relative ``dir`` values resolve against ``base_dir`` (the working directory), then ``fallback_dirs``.
     """
-    bad = non_finite_values(config)
+    _, bad = finite_json(dict(config), "")  # config keys (dotted paths) holding YAML .nan / .inf
     if bad:
-        raise InputError(f"{bad[0]} is not a finite number (NaN or infinity)", "config",
+        raise InputError(f"{bad[0].removeprefix('.')} is not a finite number (NaN or infinity)", "config",
                          "give a finite number (YAML .nan / .inf are not allowed)")
     batch = config.get("runs") or {}
     if batch:
@@ -121,6 +110,3 @@ def build_runs(config: Mapping[str, Any], example_dir: Path, base_dir: Path,
             f"(use 4) -> reports/{name}/plan.md, plan.html")
     return {name: spec}, note
 
-
-def unknown_keys(config: Mapping[str, Any], known: set[str]) -> list[str]:
-    return sorted(set(config) - known)

@@ -14,6 +14,8 @@ from kerneltrace.analysis.loops import (
 )
 from kerneltrace.isa.registers import operands, reads, registers
 from kerneltrace.plan.findings import Evidence
+from kerneltrace.plan.l2_metrics import l2_metrics
+from kerneltrace.plan.verdict import type_share, wave_count
 
 
 @dataclass
@@ -50,12 +52,21 @@ class PlanContext:
         return (self.hotspots.get("arch") or {}).get("name")
 
     @cached_property
+    def l2_metrics(self) -> dict:
+        """The L2/HBM metrics of the L2 document for this kernel ({} without one)."""
+        return l2_metrics(self.l2, self.hotspots.get("kernel"))
+
+    @cached_property
+    def wave_count(self) -> int | None:
+        """Waves traced (kerneltrace.plan.verdict.wave_count), computed once."""
+        return wave_count(self.hotspots)
+
+    @cached_property
     def verdict(self):
         """The bottleneck verdict (kerneltrace.plan.verdict.decide) of this dispatch."""
-        from kerneltrace.plan.l2_metrics import l2_metrics
         from kerneltrace.plan.verdict import decide
 
-        return decide(self.hotspots, l2_metrics(self.l2, self.hotspots.get("kernel")) or None)
+        return decide(self.hotspots, self.l2_metrics or None)
 
     @cached_property
     def instructions(self) -> dict[int, dict]:
@@ -82,14 +93,15 @@ class PlanContext:
         return (stall_cycles or 0) / self.total_stall if self.total_stall else 0.0
 
     def type_share(self, *types: str) -> float:
-        return sum(
-            entry.get("share") or 0.0
-            for entry in self.hotspots.get("stall_by_type") or []
-            if entry.get("type") in types
-        )
+        return type_share(self.hotspots, *types)
 
     def is_artifact(self, location: str | None) -> bool:
         return any(line.get("location") == location for line in self.artifact_lines())
+
+    def user_location(self, evidence: list[Evidence]) -> str | None:
+        """The first evidence location that is set and not an artifact line (entry glue etc.)."""
+        return next((e.location for e in evidence if e.location and not self.is_artifact(e.location)),
+                    None)
 
     def evidence(self, ins: dict, note: str = "") -> Evidence:
         """Evidence entry for one instruction, located at its source line."""

@@ -34,8 +34,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import PRIORITIES, Finding, Gain
-from kerneltrace.plan.verdict import SETUP_TYPES, Bottleneck, once_per_wave, wave_count
+from kerneltrace.plan.verdict import (
+    SETUP_TYPES,
+    Bottleneck,
+    cost_cycles,
+    once_per_wave,
+    total_stall,
+)
 
 HIGH_GAIN = 0.08  # bounded gain (fraction of stall, or of kernel time once calibrated) for HIGH
 MED_GAIN = 0.02
@@ -123,12 +130,11 @@ CALIBRATED_RULES = frozenset({"LINE-hotspot", "P1-loads-in-mfma-loop", "P3-lds-r
                               "W1-entry-waits-on-loads"})
 
 
-def wait_type(finding: Finding, doc: dict) -> str | None:
+def wait_type(finding: Finding, ctx: PlanContext) -> str | None:
     """The wait type holding most of the finding's evidence cycles (stall, else latency)."""
-    by_index = {ins["index"]: ins for ins in doc.get("instructions") or []}
     cycles: dict[str, int] = {}
     for e in finding.evidence:
-        ins = by_index.get(e.instruction_index)
+        ins = ctx.instructions.get(e.instruction_index)
         if ins is None:
             continue
         value = ins.get("stall_cycles")
@@ -137,17 +143,16 @@ def wait_type(finding: Finding, doc: dict) -> str | None:
     if cycles and max(cycles.values()) > 0:
         return max(cycles, key=cycles.get)
     # no evidence cycles (e.g. a legacy capture without a stall column): the located line's type
-    line = next((entry for entry in doc.get("source_lines") or []
+    line = next((entry for entry in ctx.hotspots.get("source_lines") or []
                  if finding.location and entry.get("location") == finding.location), None)
     return line.get("dominant_type") if line else None
 
 
-def time_share(share: float, doc: dict) -> float:
+def time_share(share: float, ctx: PlanContext) -> float:
     """A share of the ranking metric (stall, or latency in legacy captures) as a share of the
     traced waves' time (Σ wave lifetimes, else code.json cost = latency + idle)."""
-    totals = doc.get("totals") or {}
-    stall = totals.get("stall_cycles")
-    metric = stall if stall else totals.get("latency_cycles")
+    doc = ctx.hotspots
+    _, metric = ctx.ranking_basis
     waves = doc.get("waves") or {}
     mean = ((waves.get("per_wave") or {}).get("duration") or {}).get("mean")
     lifetime = mean * waves["waves"] if mean and waves.get("waves") else None
@@ -157,15 +162,15 @@ def time_share(share: float, doc: dict) -> float:
     return min(1.0, share * metric / total)
 
 
-def calibrated_gain(finding: Finding, kind: str, doc: dict) -> Gain | None:
+def calibrated_gain(finding: Finding, kind: str, ctx: PlanContext) -> Gain | None:
     """The kernel-time gain of a finding whose fix re-timed pairs measured, else None."""
     if (finding.rule not in CALIBRATED_RULES or finding.scope != "line" or not finding.ranked
             or kind not in CALIBRATED_LEVERS | {"line"} or finding.estimated_gain is None):
         return None
-    cal = CALIBRATED.get(wait_type(finding, doc) or "")
+    cal = CALIBRATED.get(wait_type(finding, ctx) or "")
     if cal is None:
         return None
-    share = time_share(finding.stall_share, doc)
+    share = time_share(finding.stall_share, ctx)
     return Gain(
         round(share * cal.low, 4), round(share * cal.high, 4),
         f"{cal.low:.0%}–{cal.high:.0%} of this finding's {share:.1%} of the waves' time, the "
@@ -179,27 +184,31 @@ def calibrated_gain(finding: Finding, kind: str, doc: dict) -> Gain | None:
 SETUP_STALL_SHARE = 0.8  # of a finding's cited stall on once-per-wave setup: a setup finding
 
 
-def setup_only(finding: Finding, doc: dict) -> bool:
+def _cited(finding: Finding, ctx: PlanContext) -> list[dict]:
+    """The instructions a finding's evidence cites, in evidence order."""
+    return [ctx.instructions[e.instruction_index] for e in finding.evidence
+            if e.instruction_index in ctx.instructions]
+
+
+def setup_only(finding: Finding, ctx: PlanContext) -> bool:
     """True when (almost) all the stall a finding cites is once-per-wave scalar loads and their
     waits (kernel arguments): ≥ SETUP_STALL_SHARE of it, weighted by stall."""
-    by_index = {ins["index"]: ins for ins in doc.get("instructions") or []}
-    cited = [by_index[e.instruction_index] for e in finding.evidence
-             if e.instruction_index in by_index]
-    total = sum(ins.get("stall_cycles") or 0 for ins in cited)
-    setup = sum(ins.get("stall_cycles") or 0 for ins in cited
-                if ins.get("type") in SETUP_TYPES and once_per_wave(doc, ins))
+    cited = _cited(finding, ctx)
+    total = total_stall(cited)
+    setup = total_stall([ins for ins in cited
+                         if ins.get("type") in SETUP_TYPES and once_per_wave(ctx.wave_count, ins)])
     return bool(total) and setup >= SETUP_STALL_SHARE * total
 
 
-def lever(finding: Finding, doc: dict) -> str:
+def lever(finding: Finding, ctx: PlanContext) -> str:
     """The lever a finding pulls; LINE/REGION findings by the dominant type of their evidence;
     any finding citing only once-per-wave setup (kernel arguments) pulls `setup-latency`."""
     kind = LEVERS.get(finding.rule, "none")
-    if kind not in ("none", "prologue") and setup_only(finding, doc):
+    if kind not in ("none", "prologue") and setup_only(finding, ctx):
         return "setup-latency"
     if kind not in ("line", "region"):
         return kind
-    types = {ins_type(doc, e.instruction_index) for e in finding.evidence}
+    types = {(ctx.instructions.get(e.instruction_index) or {}).get("type") for e in finding.evidence}
     if types & MEMORY_LINE_TYPES:
         return "memory-latency"
     if "barrier" in types:
@@ -207,13 +216,6 @@ def lever(finding: Finding, doc: dict) -> str:
     if "nop" in types:
         return "issue"
     return "compute" if types & {"MFMA", "VALU"} else "line"
-
-
-def ins_type(doc: dict, index: int | None) -> str | None:
-    for ins in doc.get("instructions") or []:
-        if ins.get("index") == index:
-            return ins.get("type")
-    return None
 
 
 def _cap(priority: str, cap: str) -> str:
@@ -231,24 +233,23 @@ def _bounded(gain: Gain, high: float, why: str) -> Gain:
                    basis=f"{gain.basis}; bounded to {high:.1%} by {why}")
 
 
-def _once_per_wave_cost(finding: Finding, doc: dict) -> float | None:
+def _once_per_wave_cost(finding: Finding, ctx: PlanContext) -> float | None:
     """Cost share (latency + idle) of the finding's evidence when all of it runs once per wave."""
-    by_index = {ins["index"]: ins for ins in doc.get("instructions") or []}
-    cited = [by_index[e.instruction_index] for e in finding.evidence
-             if e.instruction_index in by_index]
-    if not cited or not all(once_per_wave(doc, ins) for ins in cited):
+    cited = _cited(finding, ctx)
+    if not cited or not all(once_per_wave(ctx.wave_count, ins) for ins in cited):
         return None
-    if not has_repeats(doc):
+    if not has_repeats(ctx):
         return None  # straight-line kernel: everything runs once per wave, nothing to weigh
-    total = (doc.get("costs") or {}).get("total_cycles") or 0
-    cost = sum((ins.get("latency_cycles") or 0) + (ins.get("idle_cycles") or 0) for ins in cited)
+    total = (ctx.hotspots.get("costs") or {}).get("total_cycles") or 0
+    cost = sum(cost_cycles(ins) for ins in cited)
     return cost / total if total else None
 
 
-def has_repeats(doc: dict) -> bool:
+def has_repeats(ctx: PlanContext) -> bool:
     """True when some instruction runs more than once per wave (the kernel loops)."""
-    waves = wave_count(doc)
-    return bool(waves) and any((ins.get("hits") or 0) > waves for ins in doc.get("instructions") or [])
+    waves = ctx.wave_count
+    return bool(waves) and any((ins.get("hits") or 0) > waves
+                               for ins in ctx.hotspots.get("instructions") or [])
 
 
 def overlap_groups(findings: list[Finding]) -> None:
@@ -285,7 +286,7 @@ def group_gain(findings: list[Finding], unit: str = "stall_cycles") -> float:
     umbrella = 0.0
     for finding in findings:
         gain = finding.estimated_gain
-        if gain is None or not finding.ranked or getattr(gain, "unit", "stall_cycles") != unit:
+        if gain is None or not finding.ranked or gain.unit != unit:
             continue
         if finding.scope != "line":
             umbrella = max(umbrella, gain.high)
@@ -295,12 +296,12 @@ def group_gain(findings: list[Finding], unit: str = "stall_cycles") -> float:
     return max(sum(best.values()), umbrella)
 
 
-def bound_findings(findings: list[Finding], verdict: Bottleneck, doc: dict) -> list[Finding]:
+def bound_findings(findings: list[Finding], verdict: Bottleneck, ctx: PlanContext) -> list[Finding]:
     """Apply the verdict's bounds to every finding (in place) and return them."""
     ruled_out = CONTRADICTS.get(verdict.kind, frozenset())
     own = VERDICT_RULES.get(verdict.kind, frozenset())
     for finding in findings:
-        kind = lever(finding, doc)
+        kind = lever(finding, ctx)
         gain = finding.estimated_gain
         if finding.rule in own:
             finding.priority = "HIGH" if finding.ranked else finding.priority
@@ -311,7 +312,7 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, doc: dict) -> l
         if gain is not None and kind not in ("compute",) and verdict.ceiling < 1:
             gain = _bounded(gain, verdict.ceiling, f"the {verdict.kind} verdict (what the bound "
                             f"leaves: {verdict.ceiling:.1%} of stall)")
-        once = _once_per_wave_cost(finding, doc) if finding.location else None
+        once = _once_per_wave_cost(finding, ctx) if finding.location else None
         if kind == "setup-latency" and verdict.kind != "prologue":
             finding.once_per_wave = True
             finding.priority = _cap(finding.priority, "MED")
@@ -336,7 +337,7 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, doc: dict) -> l
         if finding.contradicts_verdict:
             finding.priority = "LOW"
         elif gain is not None:
-            calibrated = calibrated_gain(finding, kind, doc)
+            calibrated = calibrated_gain(finding, kind, ctx)
             if calibrated is not None:
                 # stated in kernel time, ranked (and prioritised) as the hypothesis it replaces
                 finding.estimated_gain = replace(_bounded(calibrated, gain.high, "the stall "

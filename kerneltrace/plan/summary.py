@@ -59,7 +59,7 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None) -> dict:
         "capture_warnings": list(hotspot_doc.get("capture_warnings") or []),
         "findings": [finding.to_dict() for finding in findings],
     }
-    metrics = l2_metrics(l2_doc, hotspot_doc.get("kernel"))
+    metrics = ctx.l2_metrics
     if metrics:
         entry["l2"] = metrics
     return entry

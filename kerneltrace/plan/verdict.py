@@ -17,11 +17,8 @@ from dataclasses import asdict, dataclass, field
 
 from kerneltrace.isa import classify as isa
 
-KINDS = (
-    "compute-mfma", "compute-valu", "memory-streaming", "memory-bandwidth", "memory-latency",
-    "synchronisation", "issue-dependency", "prologue", "tail", "latency-only", "mixed",
-)
 MFMA_BOUND = 0.8  # hot-loop MFMA busy fraction from which the matrix pipe bounds the loop
+LOW_MFMA_BUSY = 0.5  # below this the matrix pipe idles half of the loop's time
 VALU_BOUND = 0.6  # VALU pipe busy share (of resident time) from which vector ALU work bounds it
 MIN_LOOP_SHARE = 0.25  # a loop must hold this much of the waves' time to decide the verdict
 STREAMING_MAX_LOADS = 8  # executed vector-load instructions per wave in a streaming kernel
@@ -36,6 +33,7 @@ BANDWIDTH_OF_PEAK = 0.5  # counters.md §5: at or above half of peak the memory 
 
 MEMORY_TYPES = (isa.VMEM_WAIT, isa.VMEM_LOAD, isa.VMEM_STORE)
 SETUP_TYPES = (isa.SMEM, isa.LDS_SMEM_WAIT)
+WAIT_TYPES = (isa.VMEM_WAIT, isa.LDS_SMEM_WAIT, isa.EXP_WAIT)
 
 
 @dataclass(frozen=True)
@@ -54,8 +52,20 @@ class Bottleneck:
         return asdict(self)
 
 
-def _type_share(doc: dict, *types: str) -> float:
+def type_share(doc: dict, *types: str) -> float:
+    """Share of the document's stall held by instructions of these types (its `stall_by_type`)."""
     return sum(e.get("share") or 0.0 for e in doc.get("stall_by_type") or [] if e.get("type") in types)
+
+
+def total_stall(instructions: list[dict]) -> int:
+    """Stall cycles of these instructions (missing or null stall counts 0)."""
+    return sum(ins.get("stall_cycles") or 0 for ins in instructions)
+
+
+def cost_cycles(ins: dict) -> int:
+    """An instruction's cost, latency + idle (missing or null counts 0; values as recorded,
+    unlike analysis.costs, which truncates them to int when it builds the `costs` object)."""
+    return (ins.get("latency_cycles") or 0) + (ins.get("idle_cycles") or 0)
 
 
 def wave_count(doc: dict) -> int | None:
@@ -68,22 +78,23 @@ def wave_count(doc: dict) -> int | None:
     return int(sum(ends)) or None
 
 
-def once_per_wave(doc: dict, ins: dict) -> bool:
-    """True when an instruction runs at most once per wave (kernel arguments, setup, epilogue)."""
-    waves = wave_count(doc)
+def once_per_wave(waves: int | None, ins: dict) -> bool:
+    """True when an instruction runs at most once per wave (kernel arguments, setup, epilogue);
+    `waves`: the dispatch's `wave_count` (computed once by the caller, PlanContext.wave_count)."""
     return bool(waves) and 0 < (ins.get("hits") or 0) <= waves
 
 
-def prologue_share(doc: dict) -> float:
-    """Cost share (latency + idle) of once-per-wave scalar loads and the waits that drain them."""
+def prologue_share(doc: dict, waves: int | None) -> float:
+    """Cost share (latency + idle) of once-per-wave scalar loads and the waits that drain them;
+    `waves`: the document's `wave_count`."""
     costs = doc.get("costs") or {}
     total = costs.get("total_cycles") or 0
     if not total:
         return 0.0
     part = sum(
-        (ins.get("latency_cycles") or 0) + (ins.get("idle_cycles") or 0)
+        cost_cycles(ins)
         for ins in doc.get("instructions") or []
-        if ins.get("type") in SETUP_TYPES and once_per_wave(doc, ins)
+        if ins.get("type") in SETUP_TYPES and once_per_wave(waves, ins)
     )
     return part / total
 
@@ -96,7 +107,6 @@ def hot_loop(doc: dict) -> dict | None:
     return None
 
 
-WAIT_TYPES = (isa.VMEM_WAIT, isa.LDS_SMEM_WAIT, isa.EXP_WAIT)
 ISSUE_TYPES = (isa.VALU, isa.NOP, isa.MFMA, isa.SALU)
 LOOP_ISSUE_SHARE = 0.5  # of the hot loop's stall on dependent VALU/s_nop/MFMA/SALU issue
 MIXED_ISSUE_SHARE = 0.35  # memory verdicts name the issue-bound part of the loop from here
@@ -106,24 +116,24 @@ def loop_stall_mix(doc: dict, loop: dict) -> dict[str, float]:
     """Shares of the hot loop's stall: waits, barriers and issue (VALU, s_nop, MFMA, SALU)."""
     inside = [ins for ins in doc.get("instructions") or []
               if loop["first_index"] <= ins["index"] <= loop["last_index"]]
-    total = sum(ins.get("stall_cycles") or 0 for ins in inside)
+    total = total_stall(inside)
     if not total:
         return {}
     def part(types):
-        return sum(ins.get("stall_cycles") or 0 for ins in inside if ins.get("type") in types) / total
+        return total_stall([ins for ins in inside if ins.get("type") in types]) / total
     mix = {kind: part((kind,)) for kind in ISSUE_TYPES}
     mix["waits"] = part(WAIT_TYPES)
     mix["issue"] = part(ISSUE_TYPES)
     return mix
 
 
-def streaming_shape(doc: dict) -> tuple[bool, int]:
-    """(is a streaming kernel, vector loads per wave): few loads, no MFMA, no LDS reuse."""
+def streaming_shape(doc: dict, waves: int | None) -> tuple[bool, int]:
+    """(is a streaming kernel, vector loads per wave): few loads, no MFMA, no LDS reuse;
+    `waves`: the document's `wave_count`."""
     executed = [ins for ins in doc.get("instructions") or [] if (ins.get("hits") or 0) > 0]
     kinds = {ins.get("type") for ins in executed}
     loads = [ins for ins in executed if ins.get("type") == isa.VMEM_LOAD]
-    waves = wave_count(doc) or 1
-    per_wave = round(sum(ins.get("hits") or 0 for ins in loads) / waves)
+    per_wave = round(sum(ins.get("hits") or 0 for ins in loads) / (waves or 1))
     small = len(executed) <= STREAMING_MAX_EXECUTED
     shape = bool(loads) and isa.MFMA not in kinds and isa.LDS not in kinds and small
     return shape and per_wave <= STREAMING_MAX_LOADS, per_wave
@@ -145,11 +155,10 @@ def decide(doc: dict, l2: dict | None = None) -> Bottleneck:
     timing = waves.get("timing") or {}
     span = timing.get("span_cycles") or 0
     tail = (timing.get("tail_cycles") or 0) / span if span else 0.0
-    memory = _type_share(doc, *MEMORY_TYPES)
-    lds_smem = _type_share(doc, isa.LDS_SMEM_WAIT)
-    barrier = _type_share(doc, isa.BARRIER)
-    nop = _type_share(doc, isa.NOP)
-    prologue = prologue_share(doc)
+    memory = type_share(doc, *MEMORY_TYPES)
+    lds_smem = type_share(doc, isa.LDS_SMEM_WAIT)
+    barrier = type_share(doc, isa.BARRIER)
+    nop = type_share(doc, isa.NOP)
     non_hidden = peers.get("non_hidden_share")
     facts = [f"vector-memory stall {_pct(memory)}", f"LDS/SMEM waits {_pct(lds_smem)}",
              f"barrier {_pct(barrier)}", f"s_nop {_pct(nop)}",
@@ -197,7 +206,8 @@ def decide(doc: dict, l2: dict | None = None) -> Bottleneck:
                    "moving matrix-shaped work to MFMA"],
             does_not_help=["hiding load latency"],
         )
-    streaming, loads_per_wave = streaming_shape(doc)
+    waves_traced = wave_count(doc)
+    streaming, loads_per_wave = streaming_shape(doc, waves_traced)
     peaks = [v for v in ((l2 or {}).get("fraction_of_peak"), (l2 or {}).get("total_fraction_of_peak"))
              if isinstance(v, int | float)]
     share_of_peak = max(peaks) if peaks else None
@@ -248,7 +258,7 @@ def decide(doc: dict, l2: dict | None = None) -> Bottleneck:
             does_not_help=["memory latency hiding"],
         )
     mix = loop_stall_mix(doc, loop) if loop else {}
-    if (isinstance(mfma_busy, int | float) and mfma_busy < 0.5
+    if (isinstance(mfma_busy, int | float) and mfma_busy < LOW_MFMA_BUSY
             and mix.get("issue", 0) >= LOOP_ISSUE_SHARE and mix.get("waits", 1) < 0.5):
         parts = ", ".join(f"{kind} {mix[kind]:.0%}" for kind in ISSUE_TYPES if mix.get(kind, 0) >= 0.05)
         return Bottleneck(
@@ -264,6 +274,7 @@ def decide(doc: dict, l2: dict | None = None) -> Bottleneck:
                    "conversion instructions per element", "the `s_nop` hazard fixes"],
             does_not_help=["deeper memory prefetching alone (waits are the minority of the loop)"],
         )
+    prologue = prologue_share(doc, waves_traced)
     if prologue >= PROLOGUE_SHARE:
         return Bottleneck(
             "prologue",

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kerneltrace.render.markdown import md_code, md_code_cell, md_text_cell
+# md_text_cell escapes text: kernel names, paths, asm and labels are user data (never markup), and
+# Markdown tables break on '|' and newlines.
+from kerneltrace.render.markdown import html_comment, md_code, md_code_cell, md_text_cell
 
 TOP_LINES = 10
 TOP_INSTRUCTIONS = 10
@@ -83,12 +85,6 @@ def keyed_name(entry: Mapping[str, Any]) -> str:
         return str(entry["key"])
     shown = before if before == after else f"{before or '-'} → {after or '-'}"
     return f"{entry['key']} ({shown})"
-
-
-def _md_cell(text: Any) -> str:
-    # Escaped text: kernel names, paths, asm and labels are user data (never markup), and Markdown
-    # tables break on '|' and newlines.
-    return md_text_cell(text)
 
 
 def _sections(result: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -195,7 +191,7 @@ def _text_one(c: Mapping[str, Any]) -> list[str]:
 def render_markdown(result: Mapping[str, Any]) -> str:
     """Markdown report of a comparison (CI summaries, regression.md)."""
     out = [
-        f"# Comparison: **{_md_cell(result['verdict'])}**",
+        f"# Comparison: **{md_text_cell(result['verdict'])}**",
         "",
         f"Thresholds: {md_code(_threshold_text(result['thresholds']))} — a check fires when the "
         "per-wave relative change reaches its threshold and the absolute change clears the "
@@ -203,9 +199,9 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         "",
     ]
     if result.get("reasons"):
-        out += ["Reasons:", ""] + [f"* {_md_cell(r)}" for r in result["reasons"]] + [""]
+        out += ["Reasons:", ""] + [f"* {md_text_cell(r)}" for r in result["reasons"]] + [""]
     if result.get("notes"):
-        out += ["Notes:", ""] + [f"* {_md_cell(n)}" for n in result["notes"]] + [""]
+        out += ["Notes:", ""] + [f"* {md_text_cell(n)}" for n in result["notes"]] + [""]
     if result.get("kind") != "hotspots":
         out += [
             "| kernel / dispatch | status | verdict | est. time change (band) "
@@ -216,14 +212,14 @@ def render_markdown(result: Mapping[str, Any]) -> str:
             comp = entry.get("comparison")
             stall = comp["totals"]["stall_cycles"] if comp else None
             out.append(
-                f"| {_md_cell(keyed_name(entry))} | {_md_cell(entry['status'])} | "
-                f"{_md_cell(entry.get('verdict') or '-')} | {_est_cell(comp)} | "
+                f"| {md_text_cell(keyed_name(entry))} | {md_text_cell(entry['status'])} | "
+                f"{md_text_cell(entry.get('verdict') or '-')} | {_est_cell(comp)} | "
                 f"{_md_change(stall) if stall else '- | - | -'} |"
             )
         out.append("")
     for title, comparison in _sections(result):
         if title:
-            out += [f"## {_md_cell(title)}: {_md_cell(comparison['verdict'])}", ""]
+            out += [f"## {md_text_cell(title)}: {md_text_cell(comparison['verdict'])}", ""]
         out.extend(_md_one(comparison))
     return "\n".join(out) + "\n"
 
@@ -231,30 +227,30 @@ def render_markdown(result: Mapping[str, Any]) -> str:
 def _md_one(c: Mapping[str, Any]) -> list[str]:
     before, after = c["before"], c["after"]
     out = [
-        f"Before: {md_code(before.get('dispatch_dir'))} ({_md_cell(before.get('traced_waves'))} traced waves); "
-        f"after: {md_code(after.get('dispatch_dir'))} ({_md_cell(after.get('traced_waves'))} traced waves); "
-        f"normalization: {_md_cell(c['normalization']['basis'])}.",
+        f"Before: {md_code(before.get('dispatch_dir'))} ({md_text_cell(before.get('traced_waves'))} traced waves); "
+        f"after: {md_code(after.get('dispatch_dir'))} ({md_text_cell(after.get('traced_waves'))} traced waves); "
+        f"normalization: {md_text_cell(c['normalization']['basis'])}.",
         "",
-        *[f"{'' if line.startswith(' ') else '**'}{_md_cell(line.strip())}"
+        *[f"{'' if line.startswith(' ') else '**'}{md_text_cell(line.strip())}"
           f"{'' if line.startswith(' ') else '**'}  " for line in estimate_lines(c)],
         "",
         "| total | before/wave | after/wave | change |",
         "|---|---:|---:|---:|",
     ]
     for metric, row in c["totals"].items():
-        out.append(f"| {_md_cell(metric)} | {_md_change(row)} |")
+        out.append(f"| {md_text_cell(metric)} | {_md_change(row)} |")
     out += [
         "",
         "| stall type | before/wave | after/wave | delta/wave | change |",
         "|---|---:|---:|---:|---:|",
     ]
     for row in c["stall_by_type"][:TOP_TYPES]:
-        out.append(f"| {_md_cell(row['type'])} | {_md_change(row, delta=True)} |")
+        out.append(f"| {md_text_cell(row['type'])} | {_md_change(row, delta=True)} |")
     lines = c["lines"]
     out += [
         "",
-        f"Source lines: **{_md_cell(lines['status'])}**"
-        + (f" — {_md_cell(lines['reason'])}" if lines.get("reason") else ""),
+        f"Source lines: **{md_text_cell(lines['status'])}**"
+        + (f" — {md_text_cell(lines['reason'])}" if lines.get("reason") else ""),
         "",
     ]
     if lines["items"]:
@@ -263,7 +259,7 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
             "|---|---|---:|---:|---:|---:|",
         ]
         for row in lines["items"][:TOP_LINES]:
-            out.append(f"| {md_code_cell(row['location'])} | {_md_cell(row['status'])} | {_md_change(row, delta=True)} |")
+            out.append(f"| {md_code_cell(row['location'])} | {md_text_cell(row['status'])} | {_md_change(row, delta=True)} |")
         out.append("")
     ins = c["instructions"]
     out += [
@@ -276,7 +272,7 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
         out += ["| key | index | asm (after) | delta/wave | stall/hit |", "|---|---|---|---:|---|"]
         for item in changed:
             out.append(
-                f"| {_md_cell(item['key'])} | {item['index_before']}→{item['index_after']}"
+                f"| {md_text_cell(item['key'])} | {item['index_before']}→{item['index_after']}"
                 f" | {md_code_cell(item['asm_after'])} | {item['delta_per_wave']:+.1f} | "
                 f"{_cyc(item['stall_per_hit_before'])}→{_cyc(item['stall_per_hit_after'])} |"
             )
@@ -287,7 +283,7 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
             out.append(
                 f"{label.capitalize()} hotspots (≥ {hot['share_threshold']:.0%} of stall): "
                 + ", ".join(
-                    f"{_md_cell(h['kind'])} {md_code_cell(h['key'])} "
+                    f"{md_text_cell(h['kind'])} {md_code_cell(h['key'])} "
                     f"({h['share_before']:.1%} → {h['share_after']:.1%})"
                     for h in hot[label]
                 )
@@ -295,15 +291,15 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
             out.append("")
     occ = c["occupancy"]
     out += [
-        f"Occupancy: {_md_cell(occ['before']['waves_per_simd'])} → {_md_cell(occ['after']['waves_per_simd'])} "
-        f"waves/SIMD (limited by {_md_cell(occ['before']['limited_by'])} → {_md_cell(occ['after']['limited_by'])}).",
+        f"Occupancy: {md_text_cell(occ['before']['waves_per_simd'])} → {md_text_cell(occ['after']['waves_per_simd'])} "
+        f"waves/SIMD (limited by {md_text_cell(occ['before']['limited_by'])} → {md_text_cell(occ['after']['limited_by'])}).",
         "",
     ]
     if c["l2"]["status"] == "compared":
         out += ["| L2 metric | before | after | change |", "|---|---:|---:|---:|"]
         for m in c["l2"]["metrics"]:
             out.append(
-                f"| {_md_cell(m['metric'])} | {m['before']:.4g} | {m['after']:.4g} | "
+                f"| {md_text_cell(m['metric'])} | {m['before']:.4g} | {m['after']:.4g} | "
                 f"{_pct(m['relative'])} |"
             )
         out.append("")
@@ -312,7 +308,5 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
 
 def render_regression_markdown(result: dict, run: str) -> str:
     """regression.md: the comparison's Markdown under a header comment naming the run and baseline."""
-    from kerneltrace.render.markdown import html_comment
-
     header = f"<!-- regression report: run {html_comment(run)} vs {html_comment(result['baseline'])} -->\n"
     return header + render_markdown(result)

@@ -201,11 +201,11 @@ def render_markdown(summary: dict, hotspot_docs: list[dict]) -> str:
     return template.render(summary=summary, kernels=_views(summary, hotspot_docs))
 
 
-def render_charts(view: dict) -> dict[str, str]:
-    """Inline SVG charts for one dispatch view (empty strings are skipped by the template)."""
+def render_charts(dispatch: dict, doc: dict) -> dict[str, str]:
+    """Inline SVG charts for one summary dispatch and its hotspot document ({} when missing);
+    empty strings are skipped by the template."""
     from kerneltrace.render import charts
 
-    dispatch, doc = view["dispatch"], view["kernel_doc"]
     return {
         "Stall by type": charts.stall_by_type_chart(dispatch.get("stall_by_type") or []),
         "Top lines": charts.top_lines_chart(doc.get("source_lines") or []),
@@ -219,22 +219,18 @@ def plan_charts(summary: dict, hotspot_docs: list[dict]) -> list[list[dict[str, 
     index = _hotspot_index(hotspot_docs)
     return [
         [
-            render_charts(dispatch_view(dispatch, index.get(dispatch.get("dispatch_dir"))))
+            render_charts(dispatch, index.get(dispatch.get("dispatch_dir")) or {})
             for dispatch in kernel["dispatches"]
         ]
         for kernel in summary.get("kernels") or []
     ]
 
 
-def chart_files(
-    summary: dict, hotspot_docs: list[dict], charts: list[list[dict[str, str]]] | None = None
-) -> dict[str, str]:
-    """{file name: SVG} of every non-empty chart, named k<kernel>_d<dispatch>_<chart slug>.svg.
-
-    ``charts``: the plan's charts from :func:`plan_charts` (drawn here when not given).
-    """
+def chart_files(charts: list[list[dict[str, str]]]) -> dict[str, str]:
+    """{file name: SVG} of every non-empty chart of :func:`plan_charts`, named
+    k<kernel>_d<dispatch>_<chart slug>.svg."""
     files = {}
-    for k, kernel in enumerate(charts if charts is not None else plan_charts(summary, hotspot_docs)):
+    for k, kernel in enumerate(charts):
         for n, drawn in enumerate(kernel):
             for title, svg in drawn.items():
                 if svg:
@@ -257,7 +253,8 @@ def render_html(
     kernels = _views(summary, hotspot_docs, snippets)
     for k, kernel in enumerate(kernels):
         for n, view in enumerate(kernel["dispatches"]):
-            drawn = charts[k][n] if charts is not None else render_charts(view)
+            drawn = (charts[k][n] if charts is not None
+                     else render_charts(view["dispatch"], view["kernel_doc"]))
             # render/charts.py output: self-contained SVG whose text is XML-escaped.
             view["charts"] = {title: Markup(svg) for title, svg in drawn.items() if svg}
     template = _environment(autoescape=True).get_template("plan.html.j2")
@@ -278,5 +275,5 @@ def plan_outputs(hotspot_docs: list[dict], l2_docs: list[dict], *, run: str | No
              "plan.md": render_markdown(summary, hotspot_docs),
              "plan.html": render_html(summary, hotspot_docs, l2_docs, plan_snippets(hotspot_docs), drawn)}
     if charts:
-        files.update({f"charts/{name}": svg for name, svg in chart_files(summary, hotspot_docs, drawn).items()})
+        files.update({f"charts/{name}": svg for name, svg in chart_files(drawn).items()})
     return summary, files

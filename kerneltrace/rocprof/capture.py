@@ -116,11 +116,6 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def promote(tmp_dir: Path, final_dir: Path) -> None:
-    """Replace ``final_dir`` by ``tmp_dir`` with renames only (a crash leaves one complete copy)."""
-    atomic.replace_dir(tmp_dir, final_dir)
-
-
 def fresh_tmp(final_dir: Path, tag: str) -> Path:
     """An empty temp dir beside ``final_dir`` (same file system, so promotion is a rename)."""
     tmp = final_dir.with_name(f".{final_dir.name}.{tag}.tmp")
@@ -214,7 +209,7 @@ def capture_att(*, rocprofv3: str, job: dict[str, object], job_format: str, app:
             current = {**current, "att_buffer_size": BIGGER_BUFFER}
             continue
         if total > empty:
-            promote(tmp, final_dir)
+            atomic.replace_dir(tmp, final_dir)
             return AttCaptureRecord(str(final_dir), kernel_name, regex, argv, attempts, buffer_full, decoder)
         shutil.rmtree(tmp, ignore_errors=True)
         if total == 0:
@@ -266,5 +261,5 @@ def run_discovery(*, rocprofv3: str, app: commands.AppCommand, env: Mapping[str,
     if result.timed_out or result.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         raise failure_message("the profiled command (discovery run)", result, log_path, timeout)
-    promote(tmp, final_dir)
+    atomic.replace_dir(tmp, final_dir)
     return final_dir

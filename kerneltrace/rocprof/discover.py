@@ -28,13 +28,6 @@ class KernelRow:
     selected: bool = False
 
 
-def _float(value: str, where: str) -> float:
-    try:
-        return float(value)
-    except ValueError as err:
-        raise InputError(f"non-numeric value {value!r}", where, "regenerate the stats CSV") from err
-
-
 def _ranked(raw: list[tuple[str, int, float]]) -> list[KernelRow]:
     """(name, calls, total_ns) → KernelRows sorted by total time, with shares and safe ids."""
     raw = sorted(raw, key=lambda item: (-item[2], item[0]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kerneltrace import atomic
 from kerneltrace.errors import InputError
 from kerneltrace.rocprof import commands, decoder, discover, jobfile
 from kerneltrace.rocprof.capture import (
@@ -12,7 +13,6 @@ from kerneltrace.rocprof.capture import (
     capture_att,
     failure_message,
     fresh_tmp,
-    promote,
     run_discovery,
     run_in_tmp,
 )
@@ -83,6 +83,6 @@ def capture_pmc(*, job_path: Path, cmd: str, rocprofv3: str, env_extra: dict[str
         # rocprofv3 only warns about unknown counters; a missing counter is an error, never a 0
         raise CaptureFailed(f"counters missing from the output: {', '.join(missing)} (log: {log_path}); "
                                     "check the names with `rocprofv3-avail list --pmc` for this GPU", 1)
-    promote(tmp, capture_dir)
+    atomic.replace_dir(tmp, capture_dir)
     return {"capture_dir": str(capture_dir), "job": str(job_path), "argv": argv,
             "counters": sorted(requested), "files": [str(capture_dir / p.relative_to(tmp)) for p in files]}

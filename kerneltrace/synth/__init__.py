@@ -45,11 +45,11 @@ from kerneltrace.synth.spec import (
     demo_large,
     demo_vec_add,
 )
-from kerneltrace.synth.spec import READY_MADE as _BASE_KERNELS
 from kerneltrace.synth.spill import SPILL_LINES, demo_spill
 from kerneltrace.synth.writers import VARIANTS, dispatch_dir_name, write_dispatch_dir
 
-READY_MADE = {**_BASE_KERNELS, "demo_spill": demo_spill}  # ready-made kernels by name
+# ready-made kernels by name (the rocprofv3 double's ROCPROF_DOUBLE_KERNELS)
+READY_MADE = {"demo_gemm": demo_gemm, "demo_vec_add": demo_vec_add, "demo_spill": demo_spill}
 
 __all__ = [
     "GEMM_LINES",

@@ -368,8 +368,3 @@ def demo_large(scale: int = 1, arch: str = "gfx942", *, seed: int = 0) -> Kernel
         raise InputError(f"scale must be >= 1, got {scale}", "demo_large", "pass --scale 1 or more")
     return demo_gemm(arch, iterations=32, waves_per_slot=2 * scale, shader_engines=4, seed=seed)
 
-
-READY_MADE = {
-    "demo_gemm": demo_gemm,
-    "demo_vec_add": demo_vec_add,
-}

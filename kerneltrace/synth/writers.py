@@ -91,7 +91,7 @@ def write_dispatch_dir(
             tree, local = snapshots(spec)
             put("snapshots.json", dumps(tree))
             put(local, spec.source_text)
-        _swap_into_place(staging, target)
+        atomic.replace_dir(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -182,6 +182,3 @@ def _write_legacy(put, spec: KernelSpec, waves: list[WaveRecord], with_waves: bo
     return []
 
 
-def _swap_into_place(staging: Path, target: Path) -> None:
-    """Rename the finished staging directory over ``target`` (replacing an old one)."""
-    atomic.replace_dir(staging, target)

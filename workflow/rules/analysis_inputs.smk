@@ -24,14 +24,18 @@ def dispatch_inputs(wildcards):
     files = [os.path.join(directory, "code.json")]
     if os.path.exists(os.path.join(directory, "snapshots.json")):
         files.append(os.path.join(directory, "snapshots.json"))
-    if capture_report(wildcards):
+    decode_report = capture_report(wildcards)
+    if decode_report:
         # cmd runs: the analysis reads decode.json, so it runs after decode; ancient(): decode
         # re-runs whenever a dir is added to the capture, the `capture_state` param says when
         # what the analysis uses of it changed
-        files.append(ancient(capture_report(wildcards)))
-    return files + [
-        row[key] for key in ("kernel_trace_csv", "agent_info_csv") if row[key]
-    ]
+        files.append(ancient(decode_report))
+    return files + dispatch_csvs(row)
+
+
+def dispatch_csvs(row):
+    """The kernel_trace / agent_info CSVs found for a dispatch row (either may be absent)."""
+    return [row[key] for key in ("kernel_trace_csv", "agent_info_csv") if row[key]]
 
 
 def dispatch_signature(wildcards):
@@ -40,8 +44,9 @@ def dispatch_signature(wildcards):
     Not a function of `input`: Snakemake ignores params derived from inputs when comparing.
     """
     row = dispatch_row(wildcards.run, wildcards.dispatch)
-    csvs = [row[key] for key in ("kernel_trace_csv", "agent_info_csv") if row[key]]
-    return rerun.files_signature(rerun.dispatch_files(row["dispatch_dir"]) + csvs)
+    return rerun.files_signature(
+        rerun.dispatch_files(row["dispatch_dir"]) + dispatch_csvs(row)
+    )
 
 
 def capture_report(wildcards):
@@ -72,7 +77,8 @@ def hotspot_args(wildcards):
     arch = run_spec(wildcards.run).arch
     if arch:
         args += ["--arch", arch]
-    if capture_report(wildcards):
+    decode_report = capture_report(wildcards)
+    if decode_report:
         # the decode report says whether the capture was truncated (buffer full, data lost)
-        args += ["--capture-report", capture_report(wildcards)]
+        args += ["--capture-report", decode_report]
     return args

@@ -75,7 +75,7 @@ def run_all(ctx: PlanContext, rules: list[Rule] | None = None) -> list[Finding]:
         # never "nothing to rank" while stall (or latency) exists: rank the instruction stream
         findings.extend(region_hotspots(ctx, force=True))
     findings = merge_duplicates(findings)
-    bound_findings(findings, ctx.verdict, ctx.hotspots)
+    bound_findings(findings, ctx.verdict, ctx)
     findings = dedupe_ids(spills_first(sort_findings(findings)))
     overlap_groups(findings)
     defer_to_verdict(findings)

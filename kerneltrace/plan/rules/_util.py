@@ -6,6 +6,7 @@ import re
 
 from kerneltrace.analysis.hotspots import stall_rate
 from kerneltrace.isa.classify import LDS, MFMA, VMEM_LOAD, opcode
+from kerneltrace.plan.verdict import total_stall
 
 _SMALL_LOAD = re.compile(
     r"^(?:(?:buffer|global|flat)_load_(?:dword|ubyte|sbyte|ushort|sshort|short|b32|u8|i8|u16|i16)"
@@ -40,9 +41,4 @@ def stalled(ins: dict) -> bool:
 
 def instructions_stall_rate(instructions: list[dict]) -> float:
     latency = sum(ins.get("latency_cycles") or 0 for ins in instructions)
-    stall = sum(ins.get("stall_cycles") or 0 for ins in instructions)
-    return stall_rate(stall, latency) or 0.0
-
-
-def total_stall(instructions: list[dict]) -> int:
-    return sum(ins.get("stall_cycles") or 0 for ins in instructions)
+    return stall_rate(total_stall(instructions), latency) or 0.0

@@ -96,8 +96,7 @@ def nop_hazards(ctx: PlanContext) -> list[Finding]:
             if producer is not None:
                 evidence.append(ctx.evidence(producer, f"{cause} hazard producer"))
             evidence.append(ctx.evidence(nop, "hazard wait states"))
-        location = next((e.location for e in evidence
-                         if e.location and not ctx.is_artifact(e.location)), None)
+        location = ctx.user_location(evidence)
         findings.append(Finding.for_share(
             "NOP-hazard-stall", location, share,
             title=f"`s_nop` hazard padding after {cause} ops: {share:.0%} of stall",

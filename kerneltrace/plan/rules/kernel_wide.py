@@ -109,8 +109,7 @@ def barrier_dominated(ctx: PlanContext, min_share: float = 0.2) -> list[Finding]
         key=lambda ins: -(ins.get("stall_cycles") or 0),
     )
     evidence = [ctx.evidence(ins, "barrier") for ins in barriers[:5]]
-    real = [e.location for e in evidence if e.location and not ctx.is_artifact(e.location)]
-    location = real[0] if real else None
+    location = ctx.user_location(evidence)
     return [
         Finding.for_share(
             "BAR-dominated", location, share,

@@ -6,7 +6,13 @@ from kerneltrace.isa.classify import LDS, SMEM, VMEM_LOAD, VMEM_STORE
 from kerneltrace.isa.registers import operands, reads, registers
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
-from kerneltrace.plan.rules._util import is_lds_read, is_mfma, is_small_load, stalled, total_stall
+from kerneltrace.plan.rules._util import (
+    is_lds_read,
+    is_mfma,
+    is_small_load,
+    is_vmem_load,
+    stalled,
+)
 from kerneltrace.plan.rules.drain import (
     LDS_LATENCY_CYCLES,
     LGKM_COUNTERS,
@@ -18,7 +24,7 @@ from kerneltrace.plan.rules.drain import (
     unique_by_index,
     walk_limit,
 )
-from kerneltrace.plan.verdict import once_per_wave
+from kerneltrace.plan.verdict import once_per_wave, total_stall
 
 
 def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Finding]:
@@ -107,7 +113,7 @@ def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Fi
 def data_stream_loads(ctx: PlanContext) -> bool:
     """True when the small loads carry the kernel's data: they are at least half of its executed
     vector-load hits (axpy, vec_add: every data load is one dword), so they are not metadata."""
-    loads = [ins for ins in ctx.program_order if ins.get("type") == "VMEM-load" and ins.get("hits")]
+    loads = [ins for ins in ctx.program_order if is_vmem_load(ins) and ins.get("hits")]
     small = sum(ins["hits"] for ins in loads if is_small_load(ins))
     return bool(loads) and small * 2 >= sum(ins["hits"] for ins in loads)
 
@@ -119,7 +125,7 @@ def is_scale_load(ctx: PlanContext, load: dict, stream: bool) -> bool:
     if not is_small_load(load):
         return False
     if load.get("type") == "SMEM":
-        return not once_per_wave(ctx.hotspots, load)
+        return not once_per_wave(ctx.wave_count, load)
     return not stream
 
 

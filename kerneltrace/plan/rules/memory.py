@@ -10,7 +10,6 @@ from kerneltrace.analysis.l2.verdicts import PEAK_PRACTICAL as PRACTICAL_PEAK
 from kerneltrace.isa.classify import VMEM_LOAD, VMEM_WAIT
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, hiding_gain, scoped_title
-from kerneltrace.plan.l2_metrics import l2_metrics
 
 VMEM_BOUND_SHARE = 0.4  # entry condition: most stall on vector loads and their waits
 
@@ -25,7 +24,7 @@ def _metric(metrics: dict, *names: str) -> float | None:
 def memory_verdict(ctx: PlanContext) -> list[Finding]:
     """One verdict: scattered access, over-fetch, low achieved bandwidth, or at the practical limit."""
     share = ctx.type_share(VMEM_LOAD, VMEM_WAIT)
-    metrics = l2_metrics(ctx.l2, ctx.hotspots.get("kernel"))
+    metrics = ctx.l2_metrics
     if share < VMEM_BOUND_SHARE or not metrics:
         return []
     hit = _metric(metrics, "l2_hit_rate")

@@ -8,6 +8,7 @@ from kerneltrace.isa.registers import operands, registers
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
 from kerneltrace.plan.rules._util import is_mfma
+from kerneltrace.plan.verdict import total_stall
 
 SLOW_FACTOR = 2.0  # measured per-hit latency above this many pass latencies means waiting
 MIN_MFMA_SHARE = 0.05
@@ -54,11 +55,9 @@ def mfma_dependency_chain(ctx: PlanContext) -> list[Finding]:
     if not slow:
         return []
     slow.sort(key=lambda pair: -(pair[0].get("stall_cycles") or 0))
-    stall = sum(ins.get("stall_cycles") or 0 for ins, _ in slow)
-    finding_share = ctx.share(stall)
+    finding_share = ctx.share(total_stall([ins for ins, _ in slow]))
     evidence = [ctx.evidence(ins, note) for ins, note in slow[:6]]
-    real = [e.location for e in evidence if e.location and not ctx.is_artifact(e.location)]
-    location = real[0] if real else None
+    location = ctx.user_location(evidence)
     chained = any("needs" in note for _, note in slow)
     return [
         Finding.for_share(

@@ -6,6 +6,7 @@ from kerneltrace.analysis.regions import split_regions
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain, priority_for_share
 from kerneltrace.plan.rules.line_hotspot import hideable_range
+from kerneltrace.plan.verdict import total_stall
 
 LINES_FAIL_SHARE = 0.5  # artifact lines (entry/decorator, unmapped) holding this much stall
 MIN_REGION_SHARE = 0.03
@@ -90,7 +91,7 @@ def glue_line_loads(ctx: PlanContext) -> list[Finding]:
     if not loads or not waits:
         return []
     cited = sorted(loads + waits, key=lambda ins: -(ins.get("stall_cycles") or 0))
-    stall = sum(ins.get("stall_cycles") or 0 for ins in cited)
+    stall = total_stall(cited)
     share = ctx.share(stall)
     if share < GLUE_LOADS_MIN_SHARE:
         return []

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from kerneltrace.analysis.spills import Spills, find_spills, private_array_kind, spill_kind
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, Gain, priority_for_share
+from kerneltrace.plan.findings import Finding, Gain, finding_id, priority_for_share
 from kerneltrace.plan.rules.waves_refs import wave_loops
+from kerneltrace.plan.verdict import total_stall
 from kerneltrace.sourceloc import short_location
 
 RULE = "S1-register-spills"
@@ -31,8 +32,8 @@ def _hot_loop_rows(ctx: PlanContext) -> tuple[int, int] | None:
         return observed[0]["first_index"], observed[0]["last_index"]
     best, best_stall = None, -1
     for loop in ctx.static_loops:
-        stall = sum(ins.get("stall_cycles") or 0 for index, ins in ctx.instructions.items()
-                    if loop.contains(index))
+        stall = total_stall([ins for index, ins in ctx.instructions.items()
+                             if loop.contains(index)])
         if stall > best_stall:
             best, best_stall = (loop.first_index, loop.last_index), stall
     return best
@@ -41,10 +42,22 @@ def _hot_loop_rows(ctx: PlanContext) -> tuple[int, int] | None:
 def spills_of(ctx: PlanContext, classify: Callable[[str], str | None] = spill_kind) -> Spills | None:
     """Scratch accesses costed by stall, or by latency when the capture has no stall (legacy):
     spills by default, private-array accesses with ``classify=private_array_kind``."""
-    hot = _hot_loop_rows(ctx)
-    return find_spills(ctx.hotspots, lambda index: ctx.loop_of(index) is not None,
-                       lambda index: hot is not None and hot[0] <= index <= hot[1],
+    hot: list[tuple[int, int] | None] = []  # the hot loop's rows, found at the first access
+
+    def in_hot_loop(index: int) -> bool:
+        if not hot:
+            hot.append(_hot_loop_rows(ctx))
+        rows = hot[0]
+        return rows is not None and rows[0] <= index <= rows[1]
+
+    return find_spills(ctx.hotspots, lambda index: ctx.loop_of(index) is not None, in_hot_loop,
                        ctx.ranking_basis[0], classify)
+
+
+def _first_location(ctx: PlanContext, spills: Spills) -> str | None:
+    """Source location of the costliest access the document has an instruction for."""
+    return next((ctx.evidence(ctx.instructions[a.index]).location for a in spills.accesses
+                 if a.index in ctx.instructions), None)
 
 
 def _share_of(ctx: PlanContext, spills: Spills) -> tuple[float, str]:
@@ -63,8 +76,7 @@ def register_spills(ctx: PlanContext) -> list[Finding]:
     where = ("inside the hot loop" if spills.in_hot_loop
              else "inside a loop" if any(a.in_loop for a in spills.accesses) else "outside loops")
     top = spills.accesses[0]
-    location = next((ctx.evidence(ctx.instructions[a.index]).location for a in spills.accesses
-                     if a.index in ctx.instructions), None)
+    location = _first_location(ctx, spills)
     scratch = (f"; the kernel-trace row reserves {spills.scratch_bytes} bytes of scratch per lane"
                if spills.scratch_bytes else "")
     waits = (f" and {spills.wait_cycles:,} cycles of `s_waitcnt` at row(s) "
@@ -103,7 +115,7 @@ def register_spills(ctx: PlanContext) -> list[Finding]:
     evidence += [ctx.evidence(ctx.instructions[w], "s_waitcnt charged to a reload")
                  for w in spills.waits[:3] if w in ctx.instructions]
     rule = RULE_HOT if spills.in_hot_loop else RULE
-    return [Finding(id=f"{rule}@{short_location(location)}" if location else rule, rule=rule,
+    return [Finding(id=finding_id(rule, location or None), rule=rule,
                     title=title, priority=priority, stall_share=round(share, 4),
                     estimated_gain=gain, root_cause=root_cause, fix=fix, evidence=evidence,
                     location=location, effort="medium",
@@ -135,8 +147,7 @@ def private_array_scratch(ctx: PlanContext) -> list[Finding]:
     loop = _fill_loop(ctx, arrays)
     loop_share = ((loop.get("split") or {}).get("loop_share") if loop else None) or 0.0
     top = arrays.accesses[0]
-    location = next((ctx.evidence(ctx.instructions[a.index]).location for a in arrays.accesses
-                     if a.index in ctx.instructions), None)
+    location = _first_location(ctx, arrays)
     filled = (f" A {loop['last_index'] - loop['first_index'] + 1}-instruction loop (rows "
               f"{loop['first_index']}–{loop['last_index']}, {loop.get('iterations') or 0:,} "
               f"iterations, {loop.get('cycles_per_iteration') or 0:,.0f} cycles each) fills it "
@@ -167,8 +178,7 @@ def private_array_scratch(ctx: PlanContext) -> list[Finding]:
     evidence = [ctx.evidence(ctx.instructions[a.index],
                              f"scratch {a.kind} via VGPR address, {a.hits:,} executions")
                 for a in arrays.accesses[:6] if a.index in ctx.instructions]
-    rule_id = f"{RULE_ARRAY}@{short_location(location)}" if location else RULE_ARRAY
-    return [Finding(id=rule_id, rule=RULE_ARRAY, title=title,
+    return [Finding(id=finding_id(RULE_ARRAY, location or None), rule=RULE_ARRAY, title=title,
                     priority=priority_for_share(max(share, loop_share)),
                     stall_share=round(max(share, loop_share), 4), estimated_gain=gain,
                     root_cause=root_cause, fix=fix, evidence=evidence, location=location,

@@ -7,7 +7,13 @@ import re
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, finding_id, hiding_gain
-from kerneltrace.plan.verdict import SETUP_TYPES, once_per_wave, prologue_share, wave_count
+from kerneltrace.plan.verdict import (
+    SETUP_TYPES,
+    cost_cycles,
+    once_per_wave,
+    prologue_share,
+    total_stall,
+)
 
 _WIDTH = re.compile(r"_(?:load|store)_(?:dwordx(\d)|dword|b(\d+)|short|ushort|sshort|ubyte|sbyte)")
 LANES = 64
@@ -43,7 +49,7 @@ def streaming_kernel(ctx: PlanContext) -> list[Finding]:
                     if ins.get("type") in (isa.VMEM_WAIT, isa.VMEM_LOAD, isa.VMEM_STORE)
                     and ins.get("stall_cycles")), key=lambda ins: -ins["stall_cycles"])
     share = ctx.type_share(isa.VMEM_WAIT, isa.VMEM_LOAD, isa.VMEM_STORE)
-    waves = wave_count(ctx.hotspots) or 1
+    waves = ctx.wave_count or 1
     widths = sorted({b for b in (load_bytes(ins["asm"]) for ins in loads) if b})
     in_flight = sum((load_bytes(ins["asm"]) or 0) * ins["hits"] for ins in loads) / waves
     narrow = widths and widths[0] < 16 * LANES
@@ -78,16 +84,16 @@ def prologue_setup(ctx: PlanContext) -> list[Finding]:
         return []
     doc = ctx.hotspots
     setup = sorted((ins for ins in ctx.program_order
-                    if ins.get("type") in SETUP_TYPES and once_per_wave(doc, ins)
+                    if ins.get("type") in SETUP_TYPES and once_per_wave(ctx.wave_count, ins)
                     and (ins.get("latency_cycles") or 0)),
-                   key=lambda ins: -((ins.get("latency_cycles") or 0) + (ins.get("idle_cycles") or 0)))
-    share = prologue_share(doc)
+                   key=lambda ins: -cost_cycles(ins))
+    share = prologue_share(doc, ctx.wave_count)
     return [Finding(
         id=finding_id("PRO-once-per-wave-setup", None),
         rule="PRO-once-per-wave-setup",
         title=f"Once-per-wave setup is {share:.0%} of the waves' cost: too little work per wave",
         priority="HIGH",
-        stall_share=round(ctx.share(sum(ins.get("stall_cycles") or 0 for ins in setup)), 4),
+        stall_share=round(ctx.share(total_stall(setup)), 4),
         estimated_gain=Gain(
             low=round(share * 0.2, 4), high=round(share * 0.5, 4),
             basis=(f"amortising {share:.0%} of the cost (latency + idle of once-per-wave scalar "
@@ -115,7 +121,7 @@ def narrow_loads(ctx: PlanContext) -> list[Finding]:
     narrow = [ins for ins in ctx.program_order
               if ins.get("type") == isa.VMEM_LOAD and ins.get("hits")
               and (load_bytes(ins["asm"]) or 1 << 30) <= NARROW_BYTES_PER_LANE * LANES]
-    stall = sum(ins.get("stall_cycles") or 0 for ins in narrow)
+    stall = total_stall(narrow)
     share = ctx.share(stall)
     if share < NARROW_MIN_SHARE:
         return []

@@ -10,7 +10,6 @@ from kerneltrace.plan.rules._util import (
     is_mfma,
     is_vmem_load,
     stalled,
-    total_stall,
 )
 from kerneltrace.plan.rules.drain import (
     HBM_LATENCY_CYCLES,
@@ -27,6 +26,7 @@ from kerneltrace.plan.rules.drain import (
     walk_limit,
     where_phrase,
 )
+from kerneltrace.plan.verdict import total_stall
 
 
 def _cover_phrase(drain: Drain, wrapped: bool) -> str:

@@ -6,12 +6,14 @@ from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, hiding_gain, priority_for_share, scoped_title
 from kerneltrace.plan.rules.waves_refs import wave_loops
+from kerneltrace.plan.verdict import (
+    LOW_MFMA_BUSY,
+    MFMA_BOUND,
+    MIN_LOOP_SHARE,
+    WAIT_TYPES,
+    total_stall,
+)
 from kerneltrace.sourceloc import short_location
-
-LOW_MFMA_BUSY = 0.5  # below this the matrix pipe idles half of the loop's time
-SATURATED_MFMA_BUSY = 0.8
-MIN_LOOP_SHARE = 0.25  # the loop must hold at least a quarter of the waves' time
-WAIT_TYPES = (isa.VMEM_WAIT, isa.LDS_SMEM_WAIT, isa.EXP_WAIT)
 
 
 def _loop_stall(ctx: PlanContext, loop: dict) -> tuple[int, int, list[dict]]:
@@ -21,8 +23,8 @@ def _loop_stall(ctx: PlanContext, loop: dict) -> tuple[int, int, list[dict]]:
         for index, ins in ctx.instructions.items()
         if loop["first_index"] <= index <= loop["last_index"]
     ]
-    stall = sum(ins.get("stall_cycles") or 0 for ins in inside)
-    waits = sum(ins.get("stall_cycles") or 0 for ins in inside if ins.get("type") in WAIT_TYPES)
+    stall = total_stall(inside)
+    waits = total_stall([ins for ins in inside if ins.get("type") in WAIT_TYPES])
     return stall, waits, sorted(inside, key=lambda ins: -(ins.get("stall_cycles") or 0))
 
 
@@ -147,7 +149,7 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
                 effort="high",
             )
         ]
-    if busy >= SATURATED_MFMA_BUSY:
+    if busy >= MFMA_BOUND:
         return [
             Finding(
                 id="W2-hot-loop-mfma-bound",
