@@ -11,11 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.agent_client import McpSession
 from tests.conftest import SHARED
-
-pytest.importorskip("mcp")
-
-from tests.agent_client import McpSession  # noqa: E402
 
 CAPTURES = SHARED / "captures"
 EVAL = Path(__file__).parent / "data" / "agent_eval.yaml"
