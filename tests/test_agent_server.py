@@ -202,3 +202,14 @@ def test_pipeline_results_are_reused(tmp_path):
     os.utime(code, ns=(later, later))
     session.summary(str(capture))
     assert session.cache.stats.analysed == 1
+
+
+def test_bad_root_is_one_error_line_exit_2(tmp_path):
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "mcp_server.py"
+    done = subprocess.run([sys.executable, str(script), "--root", str(tmp_path / "missing")],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error:") and done.stderr.count("\n") == 1 and "--root" in done.stderr
