@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("comparison", ("kerneltrace.analysis.compare", "kerneltrace.calibration")),
     ("plan", ("kerneltrace.plan",)),
     ("renderers", ("kerneltrace.render",)),
-    ("integration", ("kerneltrace.rocprof", "kerneltrace.pipeline", "kerneltrace.synth")),
+    ("integration", ("kerneltrace.rocprof", "kerneltrace.pipeline", "kerneltrace.synth", "kerneltrace.agent")),
 ]
 
 

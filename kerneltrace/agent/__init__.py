@@ -1,0 +1,1 @@
+"""The coding-agent interface: bounded, ranked answers over analyses loaded once (MCP server)."""
