@@ -4,7 +4,7 @@
 slurm. Then, before the first submission: it reads the cluster's limits once (scontrol, else
 sinfo), fits `cores` of group jobs down to what the partition's best node holds (said on the
 console), and checks every rule this run submits (grouped ones as the group job asks) — a request
-that can never fit raises one WorkflowError line. On the executor instance it wraps `run_jobs`
+that can never fit raises SlurmPreflightError (one line). On the executor instance it wraps `run_jobs`
 (each job's exact request checked again right before sbatch: group jobs formed after a checkpoint,
 their summed runtime) and `check_active_jobs` (every status check: jobs pending for a reason that
 cannot clear are reported, and cancelled and failed after the timeout). Both are methods of the
@@ -18,9 +18,23 @@ import pwd
 import subprocess
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
-from kerneltrace.pipeline.slurm.limits import SINFO_FORMAT, ClusterLimits, parse_nodes, parse_scontrol, parse_sinfo
-from kerneltrace.pipeline.slurm.pending import SQUEUE_FORMAT, NODE_NOT_AVAILABLE, PendingWatch, parse_squeue, reason_code, stuck_because
+from kerneltrace.pipeline.slurm.limits import (
+    SINFO_FORMAT,
+    ClusterLimits,
+    parse_nodes,
+    parse_scontrol,
+    parse_sinfo,
+)
+from kerneltrace.pipeline.slurm.pending import (
+    NODE_NOT_AVAILABLE,
+    SQUEUE_FORMAT,
+    PendingWatch,
+    parse_squeue,
+    reason_code,
+    stuck_because,
+)
 from kerneltrace.pipeline.slurm.preflight import PROFILE, Request, group_width, problem, request_of
 
 # Rules that run as cluster jobs, by the kind of run that has them; every other rule is a
@@ -30,6 +44,19 @@ PMC_RULES = ("pmc_capture",)
 COMMAND_TIMEOUT_S = 30
 
 Runner = Callable[[list[str]], subprocess.CompletedProcess]
+
+
+class SlurmPreflightError(Exception):
+    """A request no node can ever run; Snakemake prints it as one line and stops before any submission."""
+
+
+@dataclass
+class UnsubmittedJob:
+    """The executor interface's job record (SubmittedJobInfo's fields) for a job refused before sbatch."""
+
+    job: object
+    external_jobid: str | None = None
+    aux: dict | None = None
 
 
 def cluster_rules(modes: Iterable[str], pmc_enabled: bool) -> list[str]:
@@ -105,20 +132,18 @@ def _overridden(workflow, rule_name: str) -> frozenset[str]:
 
 
 def preflight(workflow, rule_names: Iterable[str], limits: ClusterLimits, log: Callable[[str], None]) -> None:
-    """Fit group cores, then raise WorkflowError for the first rule that can never run."""
-    from snakemake.exceptions import WorkflowError
-
+    """Fit group cores, then raise SlurmPreflightError for the first rule that can never run."""
     rules = [workflow.get_rule(name) for name in rule_names if workflow.is_rule(name)]
     cores = workflow.resource_settings.cores
     for rule in rules:
         if rule.group is None or not isinstance(cores, int):
             if error := problem(rule_request(workflow, rule, grouped=False), limits):
-                raise WorkflowError(error)
+                raise SlurmPreflightError(error)
             continue
         member = rule_request(workflow, rule, grouped=False)
         width = group_width(member, cores, limits)
         if width == 0:
-            raise WorkflowError(problem(member, limits) or f"SLURM preflight: rule {rule.name} fits no node")
+            raise SlurmPreflightError(problem(member, limits) or f"SLURM preflight: rule {rule.name} fits no node")
         if width * member.cpus < cores:
             part = member.partition or limits.default_partition
             log(f"SLURM preflight: the best node of partition '{part}' runs {width} job(s) of rule "
@@ -132,7 +157,7 @@ def preflight(workflow, rule_names: Iterable[str], limits: ClusterLimits, log: C
                         width * member.cpus, member.mem_mb and width * member.mem_mb, 0, None,
                         member.runtime_min, "cores:", rule.name, member.overridden)
         if error := problem(group, limits):
-            raise WorkflowError(error)
+            raise SlurmPreflightError(error)
 
 
 def watch_pending(executor, watch: PendingWatch, run: Runner = run_command,
@@ -196,8 +221,6 @@ def watch_pending(executor, watch: PendingWatch, run: Runner = run_command,
 
 def check_before_submission(workflow, executor, limits: ClusterLimits) -> None:
     """Wrap run_jobs: a job whose exact request can never fit fails at once instead of queueing."""
-    from snakemake_interface_executor_plugins.executors.base import SubmittedJobInfo
-
     original = executor.run_jobs
 
     def run_jobs(jobs):
@@ -206,7 +229,7 @@ def check_before_submission(workflow, executor, limits: ClusterLimits) -> None:
             error = problem(job_request(workflow, job), limits)
             if error:
                 executor.logger.error(error)
-                executor.report_job_error(SubmittedJobInfo(job), msg=error)
+                executor.report_job_error(UnsubmittedJob(job), msg=error)
             else:
                 fitting.append(job)
         if fitting:
