@@ -34,6 +34,7 @@ class Site:
     node: Node
     ctld_port: int
     slurmd_port: int
+    extra_partitions: tuple[str, ...] = ()  # more `PartitionName=...` lines on the same node
 
     @property
     def conf(self) -> Path:
@@ -97,7 +98,7 @@ GresTypes=gpu
 NodeName={n.name} NodeAddr=127.0.0.1 CPUs={n.cpus} RealMemory={n.memory_mb} Gres=gpu:1 State=UNKNOWN
 PartitionName=cpu Nodes={n.name} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 PartitionName=gpu Nodes={n.name} MaxTime=INFINITE State=UP OverSubscribe=NO
-"""
+""" + "".join(f"{line}\n" for line in site.extra_partitions)
 
 
 def gres_conf(site: Site) -> str:
