@@ -47,6 +47,8 @@ onstart:
     # On SLURM: the preflight before the first submission, the pending watch (docs/scale-out.md)
     install_slurm_checks(
         workflow,
-        cluster_rules({spec.mode for spec in RUNS.values()}, config["pmc"]["enabled"]),
+        cluster_rules(
+            {spec.mode for spec in RUNS.values()}, config["pmc"]["enabled"]
+        ),
         config["slurm_pending_timeout"],
     )

@@ -240,6 +240,7 @@ class FakeExecutor:
         self.logger = SimpleNamespace(warnings=[], errors=[])
         self.logger.warning, self.logger.error = self.logger.warnings.append, self.logger.errors.append
         self.failed, self.checked, self.next_seconds_between_status_checks = [], [], 42
+        self.failed_infos = []
 
     async def check_active_jobs(self, active_jobs):
         self.checked.append([j.external_jobid for j in active_jobs])
@@ -248,6 +249,7 @@ class FakeExecutor:
 
     def report_job_error(self, info, msg=None):
         self.failed.append((info.external_jobid, msg))
+        self.failed_infos.append((info, msg))
 
 
 def test_pending_watch_on_the_executor_reports_then_cancels_and_fails_the_job():
@@ -277,3 +279,34 @@ def test_pending_watch_on_the_executor_reports_then_cancels_and_fails_the_job():
     assert [i for i, _ in executor.failed] == ["5", "6"] and executor.checked[-1] == ["99"]
     assert "cancelled: pending 20 s with reason 'PartitionConfig'" in executor.failed[0][1]
     assert executor.logger.errors == [msg for _, msg in executor.failed]
+
+
+class FakeGroupJob:
+    """What check_before_submission reads of a Snakemake GroupJob (its resources after layering)."""
+
+    groupid, rules = "analysis_rope", ["hotspots", "hotspots", "hotspots"]
+
+    def __init__(self, runtime: int):
+        self.resources = SimpleNamespace(items=lambda: {"_cores": 2, "mem_mb": 4000, "runtime": runtime,
+                                                        "slurm_partition": "debug"}.items())
+        self.threads = 2
+
+    def is_group(self):
+        return True
+
+    def __iter__(self):
+        return iter(range(3))
+
+
+def test_group_job_is_checked_exactly_right_before_sbatch():
+    executor, submitted = FakeExecutor(), []
+    executor.run_jobs = submitted.extend
+    workflow = SimpleNamespace(resource_settings=SimpleNamespace(overwrite_resources={"hotspots": {"runtime": 5}}))
+    hook.check_before_submission(workflow, executor, MULTI)
+    short, long = FakeGroupJob(runtime=20), FakeGroupJob(runtime=40)
+    executor.run_jobs([short, long])
+    assert submitted == [short]  # only the fitting one reaches the plugin's run_jobs
+    ((refused, message),) = [(info, msg) for info, msg in executor.failed_infos]
+    assert refused.job is long and executor.logger.errors == [message]
+    assert message.startswith("SLURM preflight: group job analysis_rope (3 jobs of rule hotspots) "
+                              "asks for runtime 40 min, above partition 'debug' MaxTime 30 min")
