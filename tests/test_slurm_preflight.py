@@ -310,3 +310,23 @@ def test_group_job_is_checked_exactly_right_before_sbatch():
     assert refused.job is long and executor.logger.errors == [message]
     assert message.startswith("SLURM preflight: group job analysis_rope (3 jobs of rule hotspots) "
                               "asks for runtime 40 min, above partition 'debug' MaxTime 30 min")
+
+
+def test_preflight_warns_when_the_partition_runs_nothing_now():
+    drained = parse_scontrol(recorded("debian-22.05-one-node", "partition"),
+                             recorded("debian-22.05-one-node", "node-drained"))
+    said = []
+    workflow = fake_workflow(2, hotspots={"group": "analysis_{run}", "slurm_partition": "cpu",
+                                          "mem_mb": 2000, "runtime": 5, "_cores": 1})
+    hook.preflight(workflow, ["hotspots"], drained, said.append)
+    assert said == ["SLURM preflight: partition 'cpu' has no node up (all down or drained): jobs of "
+                    "rule hotspots wait until an admin changes it, and are cancelled after "
+                    "slurm_pending_timeout"]
+    maint = request_of("rule x", {"slurm_partition": "maint", "runtime": 5}, 1, grouped=False)
+    assert "is DOWN" in hook.idle_notice(maint, MULTI) and hook.idle_notice(gpu_job(), MULTI) is None
+
+
+def test_rules_with_job_dependent_resources_are_left_to_the_check_before_sbatch():
+    workflow = fake_workflow(4, hotspots={"slurm_partition": lambda wildcards: "cpu", "mem_mb": 900000})
+    hook.preflight(workflow, ["hotspots"], ONE_NODE, print)  # no error: known only per job
+    assert hook.rule_request(workflow, workflow.get_rule("hotspots")) is None

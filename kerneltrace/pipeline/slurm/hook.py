@@ -107,12 +107,20 @@ def _plain(resource: object) -> object:
     return raw if isinstance(raw, str) and "{" not in raw else None
 
 
-def rule_request(workflow, rule, *, grouped: bool, threads: int | None = None) -> Request:
+# Keys a rule-level request needs as plain values; when one is a function of the job, the rule is
+# left to the exact check before sbatch.
+REQUEST_KEYS = ("slurm_partition", "mem_mb", "mem_mb_per_cpu", "gpu", "gpu_model", "gres",
+                "cpus_per_task", "cpus_per_gpu", "runtime", "_cores")
+
+
+def rule_request(workflow, rule) -> Request | None:
+    """The request of a rule's jobs from its resources (profile applied), None if job-dependent."""
     resources = {name: _plain(value) for name, value in rule.resources.items()}
+    if any(key in rule.resources and resources[key] is None for key in REQUEST_KEYS):
+        return None
     cores = resources.get("_cores")
-    label = f"the group jobs of rule {rule.name}" if grouped else f"rule {rule.name}"
-    return request_of(label, resources, threads or (cores if isinstance(cores, int) else 1),
-                      grouped=grouped, rule_name=rule.name, overridden=_overridden(workflow, rule.name))
+    return request_of(f"rule {rule.name}", resources, cores if isinstance(cores, int) else 1,
+                      grouped=False, rule_name=rule.name, overridden=_overridden(workflow, rule.name))
 
 
 def job_request(workflow, job) -> Request:
@@ -131,16 +139,35 @@ def _overridden(workflow, rule_name: str) -> frozenset[str]:
     return frozenset(workflow.resource_settings.overwrite_resources.get(rule_name, {}))
 
 
+def idle_notice(request: Request, limits: ClusterLimits) -> str | None:
+    """A warning when the partition exists but runs nothing now (down, or every node down/drained)."""
+    part = limits.partitions.get(request.partition or limits.default_partition or "")
+    if part is None or not part.nodes:
+        return None
+    if part.state.upper() != "UP":
+        now = f"is {part.state}"
+    elif not any(node.usable for node in part.nodes):
+        now = "has no node up (all down or drained)"
+    else:
+        return None
+    return (f"SLURM preflight: partition '{part.name}' {now}: jobs of {request.rule} wait until an "
+            f"admin changes it, and are cancelled after slurm_pending_timeout")
+
+
 def preflight(workflow, rule_names: Iterable[str], limits: ClusterLimits, log: Callable[[str], None]) -> None:
     """Fit group cores, then raise SlurmPreflightError for the first rule that can never run."""
     rules = [workflow.get_rule(name) for name in rule_names if workflow.is_rule(name)]
     cores = workflow.resource_settings.cores
     for rule in rules:
+        member = rule_request(workflow, rule)
+        if member is None:
+            continue
+        if notice := idle_notice(member, limits):
+            log(notice)
         if rule.group is None or not isinstance(cores, int):
-            if error := problem(rule_request(workflow, rule, grouped=False), limits):
+            if error := problem(member, limits):
                 raise SlurmPreflightError(error)
             continue
-        member = rule_request(workflow, rule, grouped=False)
         width = group_width(member, cores, limits)
         if width == 0:
             raise SlurmPreflightError(problem(member, limits) or f"SLURM preflight: rule {rule.name} fits no node")
