@@ -8,19 +8,17 @@ job whose summed runtime only the check before sbatch can see.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
-from slurm_cluster import Cluster, Site, free_port, install_packages, packages_missing, this_node
+from slurm_cluster import Cluster, running_cluster, this_node, why_no_cluster
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PROFILE = REPO_ROOT / "profiles" / "slurm"
@@ -39,23 +37,11 @@ SUBMITTED = re.compile(r"has been submitted with SLURM jobid (\d+)")
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    if os.environ.get("KERNELTRACE_SLURM_TEST") == "0":
-        pytest.skip("KERNELTRACE_SLURM_TEST=0")
-    if os.geteuid() != 0:
-        pytest.skip("the SLURM cluster test needs root (daemons, apt-get)")
-    if packages_missing() and (why := install_packages()):
-        pytest.skip(f"cannot install slurm-wlm and munge: {why}")
-    root = Path(tempfile.mkdtemp(prefix="kta-slurm-"))
+    if why := why_no_cluster():
+        pytest.skip(why)
     node = replace(this_node(), cpus=CPUS)  # config_overrides: declared, whatever the machine has
-    started = Cluster(Site(root, node, free_port(), free_port(), extra_partitions=(
-        f"PartitionName=short Nodes={node.name} MaxTime=8 State=UP OverSubscribe=NO",)))
-    try:
-        started.start()
+    with running_cluster(node, (f"PartitionName=short Nodes={node.name} MaxTime=8 State=UP OverSubscribe=NO",)) as started:
         yield started
-    finally:
-        started.stop()
-        shutil.rmtree(root, ignore_errors=True)
-    assert not started.alive() and not started.leftovers()
 
 
 @pytest.fixture(scope="module")
