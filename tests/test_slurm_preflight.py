@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -47,6 +48,7 @@ def test_one_node_cluster_without_accounting():
     assert ONE_NODE.partitions["cpu"].max_time_s is None  # MaxTime=UNLIMITED
     drained = parse_nodes(recorded("debian-22.05-one-node", "node-drained"))
     assert drained[0].state == "IDLE+DRAIN" and not drained[0].usable
+    assert not replace(node, state="IDLE*").usable and replace(node, state="IDLE~").usable  # not responding / powered off
 
 
 def test_sinfo_gives_the_same_nodes_as_scontrol():
@@ -79,7 +81,7 @@ def test_older_layout_cputot_socket_bound_gres_and_reasons_with_spaces():
     assert (gpu_a01.cpus, gpu_a01.memory_mb, gpu_a01.gpus) == (128, 500000, {"mi250x": 8})
     assert gpu_a01.usable and not gpu_a02.usable  # State=DOWN*+DRAIN
     short = OLDER.partitions["short"]
-    assert short.default and short.max_time_s == 3600 and short.max_mem_per_cpu_mb == 4000
+    assert short.default and short.max_time_s == 3600 and short.max_mem_per_node_mb is None  # MaxMemPerCPU only
     assert OLDER.partitions["long"].max_time_s == 7 * 86400
 
 
@@ -330,3 +332,19 @@ def test_rules_with_job_dependent_resources_are_left_to_the_check_before_sbatch(
     workflow = fake_workflow(4, hotspots={"slurm_partition": lambda wildcards: "cpu", "mem_mb": 900000})
     hook.preflight(workflow, ["hotspots"], ONE_NODE, print)  # no error: known only per job
     assert hook.rule_request(workflow, workflow.get_rule("hotspots")) is None
+
+
+def test_a_failing_pending_watch_never_stops_the_plugins_status_check():
+    executor = FakeExecutor()
+
+    def broken(argv):
+        raise RuntimeError("squeue exploded")
+
+    hook.watch_pending(executor, PendingWatch(timeout_s=5), broken)
+    active = [SimpleNamespace(external_jobid="1", job=None)]
+
+    async def check():
+        return [j.external_jobid async for j in executor.check_active_jobs(active)]
+
+    assert asyncio.run(check()) == ["1"] and asyncio.run(check()) == ["1"]
+    assert len(executor.logger.warnings) == 1 and "squeue exploded" in executor.logger.warnings[0]

@@ -191,10 +191,17 @@ def watch_pending(executor, watch: PendingWatch, run: Runner = run_command,
                   clock: Callable[[], float] = time.monotonic) -> None:
     """Wrap the executor's status check: stuck jobs reported, then cancelled and failed when due."""
     original = executor.check_active_jobs
-    user = pwd.getpwuid(os.getuid()).pw_name
+    try:
+        user = pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:  # no passwd entry (some containers): squeue -u takes the uid too
+        user = str(os.getuid())
+    failed_once = []
 
     def usable_partitions() -> dict[str, bool]:
-        done = run(["scontrol", "show", "node", "-o"])
+        try:
+            done = run(["scontrol", "show", "node", "-o"])
+        except (OSError, subprocess.TimeoutExpired):
+            return {}
         if done.returncode:
             return {}
         usable: dict[str, bool] = {}
@@ -235,7 +242,15 @@ def watch_pending(executor, watch: PendingWatch, run: Runner = run_command,
         return set(due)
 
     async def check_active_jobs(active_jobs):
-        cancelled = cancel_stuck(list(active_jobs)) if active_jobs else set()
+        cancelled: set[str] = set()
+        try:
+            if active_jobs:
+                cancelled = cancel_stuck(list(active_jobs))
+        except Exception as err:  # noqa: BLE001 - the plugin's own status check must go on
+            if not failed_once:
+                failed_once.append(err)
+                executor.logger.warning(f"SLURM pending watch stopped working ({err!r}); status "
+                                        f"checks go on without it")
         async for info in original([j for j in active_jobs if j.external_jobid not in cancelled]):
             yield info
         left = watch.remaining(clock())

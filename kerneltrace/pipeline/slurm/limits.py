@@ -39,7 +39,9 @@ class Node:
 
     @property
     def usable(self) -> bool:
-        return not any(word in UNUSABLE_STATES for word in re.split(r"[+*~#$@%!^-]", self.state.upper()))
+        """False when down, drained, failed... or not responding (the `*` suffix)."""
+        state = self.state.upper()
+        return "*" not in state and not any(word in UNUSABLE_STATES for word in re.split(r"[+~#$@%!^-]", state))
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,6 @@ class Partition:
     state: str = "UP"
     max_time_s: int | None = None
     max_mem_per_node_mb: int | None = None
-    max_mem_per_cpu_mb: int | None = None
     max_cpus_per_node: int | None = None
 
 
@@ -143,7 +144,6 @@ def parse_scontrol(partitions_text: str, nodes_text: str) -> ClusterLimits:
             state=fields.get("State", "UP"),
             max_time_s=slurm_seconds(fields.get("MaxTime", "UNLIMITED")),
             max_mem_per_node_mb=_limit(fields.get("MaxMemPerNode")),
-            max_mem_per_cpu_mb=_limit(fields.get("MaxMemPerCPU")),
             max_cpus_per_node=_limit(fields.get("MaxCPUsPerNode")),
         )
     return ClusterLimits(found)
