@@ -41,5 +41,14 @@ rule all:
 onstart:
     # Snakemake has installed its SIGTERM handler by now; captures must not outlive a stop.
     from kerneltrace.pipeline.stopping import stop_captures_on_sigterm
+    from kerneltrace.pipeline.slurm.hook import cluster_rules, install_slurm_checks
 
     stop_captures_on_sigterm()
+    # On SLURM: the preflight before the first submission, the pending watch (docs/scale-out.md)
+    install_slurm_checks(
+        workflow,
+        cluster_rules(
+            {spec.mode for spec in RUNS.values()}, config["pmc"]["enabled"]
+        ),
+        config["slurm_pending_timeout"],
+    )

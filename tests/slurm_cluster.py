@@ -7,7 +7,10 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +37,7 @@ class Site:
     node: Node
     ctld_port: int
     slurmd_port: int
+    extra_partitions: tuple[str, ...] = ()  # more `PartitionName=...` lines on the same node
 
     @property
     def conf(self) -> Path:
@@ -97,7 +101,7 @@ GresTypes=gpu
 NodeName={n.name} NodeAddr=127.0.0.1 CPUs={n.cpus} RealMemory={n.memory_mb} Gres=gpu:1 State=UNKNOWN
 PartitionName=cpu Nodes={n.name} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 PartitionName=gpu Nodes={n.name} MaxTime=INFINITE State=UP OverSubscribe=NO
-"""
+""" + "".join(f"{line}\n" for line in site.extra_partitions)
 
 
 def gres_conf(site: Site) -> str:
@@ -294,6 +298,31 @@ class Cluster:
         """Pids of the cluster's daemons still running (empty after stop)."""
         return [p.pid for p in self.procs.values() if p.poll() is None]
 
+
+def why_no_cluster() -> str | None:
+    """Why the cluster tests cannot run here (then they skip), installing the packages if needed."""
+    if os.environ.get("KERNELTRACE_SLURM_TEST") == "0":
+        return "KERNELTRACE_SLURM_TEST=0"
+    if os.geteuid() != 0:
+        return "the SLURM cluster test needs root (daemons, apt-get)"
+    if packages_missing() and (why := install_packages()):
+        return f"cannot install slurm-wlm and munge: {why}"
+    return None
+
+
+@contextmanager
+def running_cluster(node: Node, extra_partitions: tuple[str, ...] = ()) -> Iterator[Cluster]:
+    """A started cluster in a temporary directory; stopped after (jobs cancelled, daemons ended,
+    orphans reaped), also when the body fails, and then nothing of it may be left running."""
+    root = Path(tempfile.mkdtemp(prefix="kta-slurm-"))  # short: the munge socket path is limited
+    started = Cluster(Site(root, node, free_port(), free_port(), extra_partitions))
+    try:
+        started.start()
+        yield started
+    finally:
+        started.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    assert not started.alive() and not started.leftovers()
 
 
 def _state(proc: Path) -> str:

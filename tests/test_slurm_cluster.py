@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pipeline_helpers import double_env
-from slurm_cluster import Cluster, Site, free_port, install_packages, packages_missing, this_node
+from slurm_cluster import Cluster, running_cluster, this_node, why_no_cluster
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PROFILE = REPO_ROOT / "profiles" / "slurm"
@@ -40,24 +38,10 @@ HANG_GUARD_S = 600
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
     """A started one-node cluster; stopped (jobs cancelled, daemons ended, orphans reaped) after."""
-    if os.environ.get("KERNELTRACE_SLURM_TEST") == "0":
-        pytest.skip("KERNELTRACE_SLURM_TEST=0")
-    if os.geteuid() != 0:
-        pytest.skip("the SLURM cluster test needs root (daemons, apt-get)")
-    if packages_missing():
-        why = install_packages()
-        if why:
-            pytest.skip(f"cannot install slurm-wlm and munge: {why}")
-    root = Path(tempfile.mkdtemp(prefix="kta-slurm-"))  # short: the munge socket path is limited
-    started = Cluster(Site(root, this_node(), free_port(), free_port()))
-    try:
-        started.start()
+    if why := why_no_cluster():
+        pytest.skip(why)
+    with running_cluster(this_node()) as started:
         yield started
-    finally:
-        started.stop()
-        shutil.rmtree(root, ignore_errors=True)
-    # Nothing left running: no daemon, no slurmstepd or job process of this cluster.
-    assert not started.alive() and not started.leftovers()
 
 
 def run_snakemake(workdir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
