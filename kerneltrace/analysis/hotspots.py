@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
 from kerneltrace.isa.classify import STALL_TYPES, classify, opcode, wait_kinds
 from kerneltrace.readers.codejson import CodeRow
+from kerneltrace.records import field, record
 from kerneltrace.sourceloc import UNMAPPED, innermost_location
 
 ARTIFACT_KERNEL_ENTRY = "kernel-entry"
@@ -25,7 +25,7 @@ SOURCE_MAPPING_HINT = (
 )
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class InstructionStat:
     index: int
     pc: int | None
@@ -43,7 +43,7 @@ class InstructionStat:
     stall_reasons: dict[str, int] | None = None
 
 
-@dataclass
+@record
 class SourceLineStat:
     location: str
     stall: int | None
@@ -60,7 +60,7 @@ class SourceLineStat:
     call_sites: list[str] = field(default_factory=list)
 
 
-@dataclass
+@record
 class TypeStat:
     type: str
     stall: int
@@ -70,7 +70,7 @@ class TypeStat:
     pc_stalled: int | None = None
 
 
-@dataclass
+@record
 class HotspotAnalysis:
     metric: str                     # what ranks: "stall" | "pc_stalled" | "latency" (legacy)
     instructions: list[InstructionStat]   # every instruction, ranked by metric desc

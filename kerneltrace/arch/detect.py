@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from kerneltrace.arch.table import ARCHES, get_arch, normalize_target
 from kerneltrace.errors import InputError
+from kerneltrace.records import field, record
 
 # Targets the evidence can point to: the table plus gfx908 (CDNA1), which shares most gfx9
 # spellings and must stay a candidate even though it has no occupancy entry.
@@ -22,7 +22,7 @@ GFX12_TARGETS = frozenset({"gfx1200", "gfx1201"})
 ALL_TARGETS = GFX9_TARGETS | GFX11_TARGETS | GFX12_TARGETS | {"gfx1250"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Clue:
     """An opcode (or operand-modifier) pattern and the targets that have it."""
 
@@ -96,7 +96,7 @@ _MEMORY_PREFIXES = ("buffer_", "global_", "flat_", "scratch_")
 _MODIFIER_WORDS = re.compile(r"\b(sc0|sc1|nt|glc|slc)\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ArchResolution:
     """The architecture answer, how it was found, and whether it is certain."""
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from kerneltrace.records import record
 
 # Operand tokens. `acc` is the older spelling of AGPRs (acc0, acc[0:3]).
 # Matched on lower-cased text; \b keeps `.lbb0_v9`, `sc0`, `vmcnt(0)` and `0xa1` out.
@@ -34,7 +35,7 @@ _META_PATTERNS: dict[str, re.Pattern[str]] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RegisterUsage:
     """Registers a kernel uses. `source` is "isa-scan", "metadata" or "none" (nothing found).
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltrace.errors import InputError
@@ -27,6 +26,7 @@ from kerneltrace.readers.csvs import (
     read_agent_info,
     read_kernel_trace,
 )
+from kerneltrace.records import field, record
 
 BUNDLE_LEVELS = 3  # folders searched above the dispatch dir (parent, grandparent, great-grandparent)
 KERNEL_TRACE = ("*kernel_trace*.csv",)
@@ -143,7 +143,7 @@ def names_agree(row_name: str, names: list[str]) -> bool:
     return any(n == row or (len(n) >= 4 and (n in row or row in n)) for n in known)
 
 
-@dataclass
+@record
 class TraceMatch:
     row: KernelTraceRow | None = None
     join: str | None = None        # "dispatch_id" | "kernel_name"
@@ -211,7 +211,7 @@ def match_agents(
     return [], None
 
 
-@dataclass
+@record
 class Metadata:
     """What the bundle says about one dispatch."""
 
@@ -248,7 +248,7 @@ def find_metadata(
     return result
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CsvFiles:
     """The metadata and counter files the bundle holds for one dispatch (what the manifest lists)."""
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltrace.errors import InputError
 from kerneltrace.readers.jsonfile import DECODER_FIX, load_json_file
+from kerneltrace.records import field, record
 
 # rocprofiler-sdk's rocprofiler_pc_sampling_instruction_not_issued_reason_t, in enum order; the
 # Stall_Reasons list of a PC-sampling code.json holds one sample count per reason in this order.
@@ -65,7 +65,7 @@ EMPTY_TRACE_FIX = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KernelLabel:
     """A `; <symbol>` label row: one kernel present in the code object listing."""
 
@@ -78,7 +78,7 @@ class KernelLabel:
         return self.demangled or self.symbol
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CodeRow:
     """One instruction row (label/comment rows are not CodeRows)."""
 
@@ -97,7 +97,7 @@ class CodeRow:
     kernel: str | None = None    # symbol of the label row this instruction belongs to
 
 
-@dataclass
+@record
 class CodeTable:
     """A parsed code.json."""
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 from kerneltrace.arch.dispatch_meta import DispatchMeta
 from kerneltrace.errors import InputError, require_all
 from kerneltrace.readers.regular import CSV_LIMIT, read_regular
+from kerneltrace.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KernelTraceRow:
     """One kernel_trace.csv row as written (None = column absent); .meta() feeds occupancy."""
 
@@ -90,7 +90,7 @@ class KernelTraceRow:
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AgentInfo:
     """One agent_info.csv row (GPU or CPU)."""
 
@@ -108,7 +108,7 @@ class AgentInfo:
     source: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KernelStat:
     """One kernel_stats.csv row."""
 
