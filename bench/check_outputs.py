@@ -7,7 +7,7 @@ variant v3 / v3-develop / legacy / pcsampling / no-source / empty, plus gfx90a a
 runs `scripts/hotspot_analyzer.py DIR --json J --text T [--waves]` and the default text report
 on stdout (`DIR --topk 15 --mode both`, and `--detail --mode src`) from each checkout with the same
 interpreter, and compares JSON, text, stdout, stderr and exit code byte for byte (`cmp`).
-Usage: python bench/check_outputs.py --baseline-root OTHER_CHECKOUT
+Usage: python bench/check_outputs.py --baseline-root OTHER_CHECKOUT [--captures DIR]
 """
 
 from __future__ import annotations
@@ -52,10 +52,11 @@ def run(root: Path, argv: list[str], outdir: Path) -> dict[str, bytes]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline-root", type=Path, required=True, help="the other checkout (e.g. main)")
+    parser.add_argument("--captures", type=Path, default=CAPTURES, help=f"real captures (default {CAPTURES})")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
-        dirs = sorted({p.parent for p in CAPTURES.rglob("code.json")}) if CAPTURES.is_dir() else []
+        dirs = sorted({p.parent for p in args.captures.rglob("code.json")}) if args.captures.is_dir() else []
         dirs += sorted({p.parent for p in (ROOT / "examples").rglob("code.json")})
         dirs += synthetic_dirs(tmp_path / "synthetic")
         commands = {

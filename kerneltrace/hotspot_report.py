@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 from kerneltrace import __version__
-from kerneltrace.analysis.costs import cost_summary
 from kerneltrace.analysis.dispatch_inputs import (
     check_not_empty,
     kernel_groups,
@@ -27,7 +26,6 @@ from kerneltrace.readers.codejson import PC_SAMPLING_REASONS, CodeRow, CodeTable
 from kerneltrace.readers.csvs import AgentInfo, KernelTraceRow
 from kerneltrace.readers.regular import NotRegularFile
 from kerneltrace.readers.snapshots import SourceIndex, read_snapshots
-from kerneltrace.readers.snippets import snippets_from
 from kerneltrace.records import record
 
 SCHEMA = "kerneltrace.hotspots/1"
@@ -192,6 +190,7 @@ def run_analysis(
     kernel: str | None = None,  # --kernel SUBSTR: the kernel of a multi-kernel code.json
     waves: bool = False,  # --waves: the wave-level analysis (schema /2)
     capture_report: Path | None = None,  # the decode report: truncated captures are stated
+    text_only: bool = False,  # the CLI's text report alone: no `costs` and `snippets` (it shows neither)
 ) -> DispatchAnalysis:
     """Read and analyse one dispatch dir; raises InputError for bad input (never modifies it)."""
     given = str(dispatch_dir)
@@ -317,11 +316,17 @@ def run_analysis(
     if waves:
         document["waves"] = _waves(directory, table)
         document["schema"] = SCHEMA_WITH_WAVES
+    if text_only:
+        return DispatchAnalysis(document, table, sources)
+    from kerneltrace.analysis.costs import cost_summary
+
     document["costs"] = cost_summary(
         document["instructions"], (document.get("waves") or {}).get("waves") or None
     )
     # the plan shows these windows: carried here so it renders from reports/ without the capture
     locations = [line["location"] for line in user_lines(document["source_lines"], SNIPPET_LINES)]
+    from kerneltrace.readers.snippets import snippets_from
+
     document["snippets"] = snippets_from(sources, locations)
     return DispatchAnalysis(document, table, sources)
 

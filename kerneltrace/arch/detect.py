@@ -27,13 +27,16 @@ class Clue:
     """An opcode (or operand-modifier) pattern and the targets that have it."""
 
     label: str
-    pattern: re.Pattern[str]
+    pattern: str  # compiled on first use (re's cache): most runs take the arch from agent_info
     targets: frozenset[str]
     on_line: bool = False  # match the whole instruction line (modifiers), not just the opcode
 
+    def search(self, text: str) -> bool:
+        return re.search(self.pattern, text) is not None
+
 
 def _clue(label: str, pattern: str, targets: Iterable[str], on_line: bool = False) -> Clue:
-    return Clue(label, re.compile(pattern), frozenset(targets), on_line)
+    return Clue(label, pattern, frozenset(targets), on_line)
 
 
 CLUES: tuple[Clue, ...] = (
@@ -93,7 +96,7 @@ CLUES: tuple[Clue, ...] = (
 
 
 _MEMORY_PREFIXES = ("buffer_", "global_", "flat_", "scratch_")
-_MODIFIER_WORDS = re.compile(r"\b(sc0|sc1|nt|glc|slc)\b", re.IGNORECASE)
+_MODIFIER_WORDS = r"\b(sc0|sc1|nt|glc|slc)\b"
 
 
 @record(frozen=True)
@@ -130,13 +133,13 @@ def isa_evidence(instructions: Iterable[str]) -> tuple[frozenset[str], tuple[str
         op = line.split(None, 1)[0].lower()
         opcodes.add(op)
         # Modifier clues only concern memory instructions that carry a cache-policy word.
-        if op.startswith(_MEMORY_PREFIXES) and _MODIFIER_WORDS.search(line):
+        if op.startswith(_MEMORY_PREFIXES) and re.search(_MODIFIER_WORDS, line, re.IGNORECASE):
             lowered = line.lower()
             for clue in line_clues:
-                if clue.label not in hit and clue.pattern.search(lowered):
+                if clue.label not in hit and clue.search(lowered):
                     hit[clue.label] = clue
     for clue in CLUES:
-        if not clue.on_line and any(clue.pattern.search(op) for op in opcodes):
+        if not clue.on_line and any(clue.search(op) for op in opcodes):
             hit[clue.label] = clue
     remaining = set(ALL_TARGETS)
     for clue in hit.values():
