@@ -13,7 +13,7 @@ Ratios are measured against baselines in the same run (same machine load):
     the same by code.json size class;
   * `import kerneltrace` and the hotspot start-up path vs `python -c pass`, and the heavy
     libraries the text-only start-up path loads (none expected).
-Usage: python bench/bench_hotspots.py [--repeat 9] [--original PATH]
+Usage: python bench/bench_hotspots.py [--repeat 9] [--original PATH] [--captures DIR]
 """
 
 from __future__ import annotations
@@ -124,7 +124,10 @@ def main() -> int:
     parser.add_argument("--original", type=Path, default=os.environ.get("KERNELTRACE_ORIGINAL_ANALYZER"),
                         help="the original hotspot_analyzer.py (ROCm/FlyDSL, blob dfa24fc9; "
                         "default $KERNELTRACE_ORIGINAL_ANALYZER)")
+    parser.add_argument("--captures", type=Path, default=CAPTURES, help=f"real captures (default {CAPTURES})")
     args = parser.parse_args()
+    global CAPTURES
+    CAPTURES = args.captures
     if not CAPTURES.is_dir():
         print(f"no captures at {CAPTURES}; nothing to measure")
         return 0
