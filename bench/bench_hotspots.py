@@ -36,11 +36,14 @@ SIZE_CLASSES = ((0.1e6, "< 0.1 MB"), (1e6, "0.1-1 MB"), (float("inf"), ">= 1 MB"
 ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
-def run_once(argv: list[str]) -> tuple[float, int]:
-    """Wall time and exit code of one subprocess run (output discarded)."""
+def run_once(argv: list[str]) -> tuple[float, float, int]:
+    """Wall time, CPU time (user + system of the child) and exit code of one run (output discarded)."""
     start = time.perf_counter()
-    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, check=False)
-    return time.perf_counter() - start, done.returncode
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    _pid, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, child.returncode
 
 
 def timed(argv: list[str], repeat: int) -> float:
@@ -63,42 +66,45 @@ def versus_original(original: Path, repeat: int) -> None:
     codes: dict[tuple[Path, str], int] = {}
     for directory in dirs:  # warm-up: page cache and .pyc files
         for name, argv in contenders.items():
-            codes[directory, name] = run_once([*argv, str(directory), *ARGS])[1]
+            codes[directory, name] = run_once([*argv, str(directory), *ARGS])[2]
     for attempt in range(repeat):
         for directory in dirs:
             order = list(contenders.items())
             for name, argv in order if (attempt + dirs.index(directory)) % 2 == 0 else order[::-1]:
-                samples[directory, name].append(run_once([*argv, str(directory), *ARGS])[0])
+                samples[directory, name].append(run_once([*argv, str(directory), *ARGS])[:2])
 
     print(f"# CLI vs the original hotspot_analyzer.py ({len(dirs)} shared captures, median of "
-          f"{repeat} interleaved runs, wall time, interpreter start included, .pyc warm)\n")
-    print("| capture | code.json MB | original s | ours s | ours / original |")
-    print("|---|---:|---:|---:|---:|")
-    ratios: dict[Path, float] = {}
+          f"{repeat} interleaved runs, interpreter start included, .pyc warm; wall time, and CPU "
+          "time = the child's user + system)\n")
+    print("| capture | code.json MB | original s | ours s | ours / original (wall) | ours / original (CPU) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    ratios: dict[Path, tuple[float, float]] = {}
     for directory in dirs:
-        ours = statistics.median(samples[directory, "ours"])
-        theirs = statistics.median(samples[directory, "original"])
+        ours = [statistics.median(v) for v in zip(*samples[directory, "ours"], strict=True)]
+        theirs = [statistics.median(v) for v in zip(*samples[directory, "original"], strict=True)]
         size = (directory / "code.json").stat().st_size
         label = str(directory.relative_to(CAPTURES))
         label = label if len(label) <= 70 else "…" + label[-69:]
         if codes[directory, "original"] != 0:
             note = f"original exits {codes[directory, 'original']}"
-            print(f"| {label} | {size / 1e6:.2f} | ({note}) {theirs:.3f} | {ours:.3f} | — |")
+            print(f"| {label} | {size / 1e6:.2f} | ({note}) {theirs[0]:.3f} | {ours[0]:.3f} | — | — |")
             continue
-        ratios[directory] = ours / theirs
-        print(f"| {label} | {size / 1e6:.2f} | {theirs:.3f} | {ours:.3f} | {ratios[directory]:.2f}x |")
+        ratios[directory] = (ours[0] / theirs[0], ours[1] / theirs[1])
+        print(f"| {label} | {size / 1e6:.2f} | {theirs[0]:.3f} | {ours[0]:.3f} | "
+              f"{ratios[directory][0]:.2f}x | {ratios[directory][1]:.2f}x |")
 
-    print("\n| code.json size | captures | median ours / original | worst ours / original |")
-    print("|---|---:|---:|---:|")
+    print("\n| code.json size | captures | median (wall) | worst (wall) | median (CPU) | worst (CPU) |")
+    print("|---|---:|---:|---:|---:|---:|")
     lower = 0.0
-    for upper, name in SIZE_CLASSES:
-        members = [r for d, r in ratios.items() if lower <= (d / "code.json").stat().st_size < upper]
-        lower = upper
+    classes = [*SIZE_CLASSES, (None, "all the original completes")]
+    for upper, name in classes:
+        members = [r for d, r in ratios.items()
+                   if upper is None or lower <= (d / "code.json").stat().st_size < upper]
+        lower = upper if upper is not None else lower
         if members:
-            print(f"| {name} | {len(members)} | {statistics.median(members):.2f}x | {max(members):.2f}x |")
-    values = list(ratios.values())
-    print(f"| all the original completes | {len(values)} | {statistics.median(values):.2f}x | "
-          f"{max(values):.2f}x |")
+            wall, cpu = [r[0] for r in members], [r[1] for r in members]
+            print(f"| {name} | {len(members)} | {statistics.median(wall):.2f}x | {max(wall):.2f}x | "
+                  f"{statistics.median(cpu):.2f}x | {max(cpu):.2f}x |")
 
 
 def start_up(repeat: int) -> None:
@@ -119,6 +125,7 @@ def start_up(repeat: int) -> None:
 
 
 def main() -> int:
+    global CAPTURES  # --captures: measure another copy of the shared captures
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--original", type=Path, default=os.environ.get("KERNELTRACE_ORIGINAL_ANALYZER"),
@@ -126,7 +133,6 @@ def main() -> int:
                         "default $KERNELTRACE_ORIGINAL_ANALYZER)")
     parser.add_argument("--captures", type=Path, default=CAPTURES, help=f"real captures (default {CAPTURES})")
     args = parser.parse_args()
-    global CAPTURES
     CAPTURES = args.captures
     if not CAPTURES.is_dir():
         print(f"no captures at {CAPTURES}; nothing to measure")

@@ -22,9 +22,10 @@ from kerneltrace.model.naming import DISPATCH_RE, is_dispatch_dir
 from kerneltrace.readers.csvs import (
     AgentInfo,
     KernelTraceRow,
+    KernelTraceTable,
     gpu_agents,
     read_agent_info,
-    read_kernel_trace,
+    read_kernel_trace_table,
 )
 from kerneltrace.records import field, record
 
@@ -116,12 +117,13 @@ def nearest(dispatch_dir: Path, patterns: tuple[str, ...]) -> list[Path]:
 
 
 @functools.lru_cache(maxsize=256)
-def _cached(kind: str, path: str, stamp: tuple[int, int]) -> tuple:
-    reader = read_kernel_trace if kind == "trace" else read_agent_info
-    return tuple(reader(Path(path)))
+def _cached(kind: str, path: str, stamp: tuple[int, int]) -> KernelTraceTable | tuple:
+    if kind == "trace":
+        return read_kernel_trace_table(Path(path))
+    return tuple(read_agent_info(Path(path)))
 
 
-def _read(kind: str, path: Path) -> tuple:
+def _read(kind: str, path: Path) -> KernelTraceTable | tuple:
     try:
         info = os.stat(path)
     except OSError as err:
@@ -158,33 +160,32 @@ def match_kernel_trace(
     warnings: list[str],
 ) -> TraceMatch:
     """The kernel_trace row of this dispatch among ``candidates`` (in preference order)."""
-    tables: list[tuple[Path, tuple]] = []
+    tables: list[tuple[Path, KernelTraceTable]] = []
     for path in candidates:
         try:
             tables.append((path, _read("trace", path)))
         except InputError as err:
             warnings.append(f"ignored {path}: {err.what}")
     if dispatch_id is not None:
-        for path, rows in tables:
+        for path, table in tables:
             if is_other_run(path):
                 continue
-            same = [row for row in rows if row.dispatch_id == dispatch_id]
-            agreeing = [row for row in same if names_agree(row.kernel_name, names)]
+            same = [at for at, found in enumerate(table.ids) if found == dispatch_id]
+            agreeing = [at for at in same if names_agree(table.names[at], names)]
             if agreeing:
-                return TraceMatch(agreeing[0], "dispatch_id", path)
+                return TraceMatch(table.row(agreeing[0]), "dispatch_id", path)
     wanted = {n for n in names if n}
-    for path, rows in tables:
-        by_name = [row for row in rows if row.kernel_name in wanted]
+    for path, table in tables:
+        by_name = [at for at, name in enumerate(table.names) if name in wanted]
         if not by_name and kernel_filter:
-            by_name = [row for row in rows if kernel_filter.lower() in row.kernel_name.lower()]
+            needle = kernel_filter.lower()
+            by_name = [at for at, name in enumerate(table.names) if needle in name.lower()]
         if by_name:
-            distinct = {(r.vgpr_count, r.accum_vgpr_count, r.sgpr_count, r.lds_bytes, r.workgroup_items)
-                        for r in by_name}
-            if len(distinct) > 1:
+            if len(table.resources(by_name)) > 1:
                 warnings.append(
                     f"{path}: {len(by_name)} rows match the kernel name with different resources; using the first"
                 )
-            return TraceMatch(by_name[0], "kernel_name", path)
+            return TraceMatch(table.row(by_name[0]), "kernel_name", path)
     return TraceMatch()
 
 
