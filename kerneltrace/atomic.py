@@ -20,15 +20,18 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import stat
 import sys
-import tempfile
-from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from kerneltrace.errors import InputError
+
+# typing.TYPE_CHECKING without importing typing: the CLI start-up path imports this module
+# (docs/architecture.md, "Heavy imports"); tempfile and shutil are imported where files are staged.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
 
 STDOUT = "-"
 _FIX = "name a regular file (or a path that does not exist yet), a character device, a FIFO or '-'"
@@ -90,6 +93,8 @@ def _stream(target: Path, data: bytes) -> None:
 def _stage(target: Path, data: bytes) -> str:
     """Write ``data`` to a fsynced temporary sibling of ``target`` with the umask's mode; its path."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -223,6 +228,9 @@ def replace_dir(staging: Path, target: Path) -> None:
     if not target.exists():
         os.replace(staging, target)
         return
+    import shutil
+    import tempfile
+
     old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
     os.replace(target, old / "d")
     os.replace(staging, target)

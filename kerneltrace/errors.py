@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Container, Iterable
-from dataclasses import dataclass
+
+from kerneltrace.records import record
 
 
-@dataclass
+@record
 class InputError(Exception):
     """Bad user input: what is wrong, where, and how to fix it (printed as one line, exit 2)."""
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict, Unpack
 
 from kerneltrace import __version__
-from kerneltrace.analysis.costs import cost_summary
 from kerneltrace.analysis.dispatch_inputs import (
     check_not_empty,
     kernel_groups,
@@ -28,7 +26,7 @@ from kerneltrace.readers.codejson import PC_SAMPLING_REASONS, CodeRow, CodeTable
 from kerneltrace.readers.csvs import AgentInfo, KernelTraceRow
 from kerneltrace.readers.regular import NotRegularFile
 from kerneltrace.readers.snapshots import SourceIndex, read_snapshots
-from kerneltrace.readers.snippets import snippets_from
+from kerneltrace.records import record
 
 SCHEMA = "kerneltrace.hotspots/1"
 SCHEMA_WITH_WAVES = "kerneltrace.hotspots/2"
@@ -36,7 +34,7 @@ TOOL = "kernel-trace-analysis"
 SNIPPET_LINES = 5  # top user lines whose source windows the document carries (plan.html shows them)
 
 
-@dataclass
+@record
 class DispatchAnalysis:
     """Everything the CLI needs: the document plus the parsed inputs behind it."""
 
@@ -168,15 +166,19 @@ def _pc_sampling_section(rows: list[CodeRow]) -> dict:
     }
 
 
-class AnalysisOptions(TypedDict, total=False):
-    """run_analysis's keyword options, as analyze_dispatch passes them through."""
+TYPE_CHECKING = False  # typing's flag without importing typing (CLI start-up path)
+if TYPE_CHECKING:
+    from typing import TypedDict, Unpack
 
-    arch: str | None
-    kernel_trace_csv: Path | None
-    agent_info_csv: Path | None
-    kernel: str | None
-    waves: bool
-    capture_report: Path | None
+    class AnalysisOptions(TypedDict, total=False):
+        """run_analysis's keyword options, as analyze_dispatch passes them through."""
+
+        arch: str | None
+        kernel_trace_csv: Path | None
+        agent_info_csv: Path | None
+        kernel: str | None
+        waves: bool
+        capture_report: Path | None
 
 
 def run_analysis(
@@ -188,6 +190,7 @@ def run_analysis(
     kernel: str | None = None,  # --kernel SUBSTR: the kernel of a multi-kernel code.json
     waves: bool = False,  # --waves: the wave-level analysis (schema /2)
     capture_report: Path | None = None,  # the decode report: truncated captures are stated
+    text_only: bool = False,  # the CLI's text report alone: no `costs` and `snippets` (it shows neither)
 ) -> DispatchAnalysis:
     """Read and analyse one dispatch dir; raises InputError for bad input (never modifies it)."""
     given = str(dispatch_dir)
@@ -313,11 +316,17 @@ def run_analysis(
     if waves:
         document["waves"] = _waves(directory, table)
         document["schema"] = SCHEMA_WITH_WAVES
+    if text_only:
+        return DispatchAnalysis(document, table, sources)
+    from kerneltrace.analysis.costs import cost_summary
+
     document["costs"] = cost_summary(
         document["instructions"], (document.get("waves") or {}).get("waves") or None
     )
     # the plan shows these windows: carried here so it renders from reports/ without the capture
     locations = [line["location"] for line in user_lines(document["source_lines"], SNIPPET_LINES)]
+    from kerneltrace.readers.snippets import snippets_from
+
     document["snippets"] = snippets_from(sources, locations)
     return DispatchAnalysis(document, table, sources)
 
@@ -330,7 +339,10 @@ def _capture_warnings(directory: Path, capture_report: Path | None) -> list[str]
 
     report, problem = (None, "") if capture_report is None else optional_json(Path(capture_report), "capture report")
     listed, listed_problem = read_listed_wave_files(directory)
-    present = [path.name for path in directory.glob("se*_sm*_sl*_wv*.json")]
+    try:  # the names Path.glob would give, without its per-name Path objects (~15 µs a file)
+        present = fnmatch.filter(os.listdir(directory), "se*_sm*_sl*_wv*.json")
+    except OSError:
+        present = []
     found = capture_warnings(report if isinstance(report, dict) else None, listed, present, listed_problem)
     return [f"{problem}: whether the capture was truncated is unknown"] + found if problem else found
 

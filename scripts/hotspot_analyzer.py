@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         kernel=args.kernel,
         waves=args.waves,
         capture_report=args.capture_report,
+        text_only=not args.json,
     )
     document = result.document
     refuse_input_overwrite(outputs, [document.get("metadata", {}).get("agent_info_csv")])

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing's flag without importing typing (CLI start-up path)
+if TYPE_CHECKING:
+    from typing import Any
 
 # logscan finding codes that mean a truncated trace; the one list (pipeline.decode and rocprof.capture use it)
 TRUNCATING_CODES = ("buffer-full", "data-lost")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kerneltrace.errors import InputError
 from kerneltrace.readers.codejson import EMPTY_TRACE_FIX, CodeRow, CodeTable
+from kerneltrace.records import record
 
 
-@dataclass
+@record
 class KernelGroup:
     symbol: str | None
     name: str | None

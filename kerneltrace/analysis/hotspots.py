@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
 from kerneltrace.isa.classify import STALL_TYPES, classify, opcode, wait_kinds
 from kerneltrace.readers.codejson import CodeRow
+from kerneltrace.records import field, record
 from kerneltrace.sourceloc import UNMAPPED, innermost_location
 
 ARTIFACT_KERNEL_ENTRY = "kernel-entry"
@@ -25,7 +25,7 @@ SOURCE_MAPPING_HINT = (
 )
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class InstructionStat:
     index: int
     pc: int | None
@@ -43,7 +43,7 @@ class InstructionStat:
     stall_reasons: dict[str, int] | None = None
 
 
-@dataclass
+@record
 class SourceLineStat:
     location: str
     stall: int | None
@@ -60,7 +60,7 @@ class SourceLineStat:
     call_sites: list[str] = field(default_factory=list)
 
 
-@dataclass
+@record
 class TypeStat:
     type: str
     stall: int
@@ -70,7 +70,7 @@ class TypeStat:
     pc_stalled: int | None = None
 
 
-@dataclass
+@record
 class HotspotAnalysis:
     metric: str                     # what ranks: "stall" | "pc_stalled" | "latency" (legacy)
     instructions: list[InstructionStat]   # every instruction, ranked by metric desc
@@ -100,6 +100,7 @@ def instruction_stats(rows: Iterable[CodeRow], classifier: Callable[[str], str] 
     stats = []
     # identical instruction texts recur (waits, nops, moves): classify each text once
     kinds: dict[str, tuple[str, bool]] = {}
+    locations: dict[str, str] = {}  # and split each Source string once
     for row in rows:
         asm = row.asm
         known = kinds.get(asm)
@@ -107,25 +108,14 @@ def instruction_stats(rows: Iterable[CodeRow], classifier: Callable[[str], str] 
             is_wait = opcode(asm).startswith("s_wait")
             known = kinds[asm] = (classifier(asm), is_wait and len(wait_kinds(asm)) > 1)
         source = row.source
-        location = innermost_location(source) or UNMAPPED
-        stats.append(
-            InstructionStat(
-                index=row.index,
-                pc=row.vaddr,
-                asm=asm,
-                type=known[0],
-                source=source,
-                location=location,
-                hits=row.hits,
-                latency=row.latency,
-                stall=row.stall,
-                idle=row.idle,
-                mixed_wait=known[1],
-                pc_issued=row.pc_issued,
-                pc_stalled=row.pc_stalled,
-                stall_reasons=row.stall_reasons,
-            )
-        )
+        location = locations.get(source)
+        if location is None:
+            location = locations[source] = innermost_location(source) or UNMAPPED
+        # positional: InstructionStat's field order (index, pc, asm, type, source, location, hits,
+        # latency, stall, idle, mixed_wait, pc_issued, pc_stalled, stall_reasons)
+        stats.append(InstructionStat(row.index, row.vaddr, asm, known[0], source, location, row.hits,
+                                     row.latency, row.stall, row.idle, known[1], row.pc_issued,
+                                     row.pc_stalled, row.stall_reasons))
     return stats
 
 
@@ -177,18 +167,25 @@ def _dominant_type(stats: list[InstructionStat], metric: str) -> str | None:
 def aggregate(stats: list[InstructionStat], metric: str = "stall") -> HotspotAnalysis:
     """Rank instructions and source lines by `metric`; build the type breakdown and warnings."""
     warnings: list[str] = []
-    weight_of = {id(stat): _metric_value(stat, metric) for stat in stats}
-    total_metric = sum(weight_of.values())
+    weights = [_metric_value(stat, metric) for stat in stats]  # aligned with stats
+    total_metric = sum(weights)
     entry_lines = kernel_entry_locations(stats)
 
     by_line: dict[str, list[InstructionStat]] = {}
-    for stat in stats:
-        by_line.setdefault(stat.location, []).append(stat)
+    line_weight: dict[str, int] = {}
+    for stat, weight in zip(stats, weights, strict=True):
+        members = by_line.get(stat.location)
+        if members is None:
+            by_line[stat.location] = [stat]
+            line_weight[stat.location] = weight
+        else:
+            members.append(stat)
+            line_weight[stat.location] += weight
     lines: list[SourceLineStat] = []
     for location, members in by_line.items():
         stall = _sum_optional(stat.stall for stat in members)
         latency = sum(stat.latency for stat in members)
-        weight = sum(weight_of[id(stat)] for stat in members)
+        weight = line_weight[location]
         if location == UNMAPPED:
             artifact = ARTIFACT_UNMAPPED
         elif location in entry_lines:
@@ -213,7 +210,6 @@ def aggregate(stats: list[InstructionStat], metric: str = "stall") -> HotspotAna
                 call_sites=call_sites,
             )
         )
-    line_weight = {line.location: sum(weight_of[id(s)] for s in by_line[line.location]) for line in lines}
     lines.sort(key=lambda line: (-line_weight[line.location], line.instructions[0]))
 
     by_type: dict[str, TypeStat] = {}
@@ -237,7 +233,8 @@ def aggregate(stats: list[InstructionStat], metric: str = "stall") -> HotspotAna
     order = {kind: position for position, kind in enumerate(STALL_TYPES)}
     types = sorted(by_type.values(), key=lambda e: (-type_weight[e.type], order.get(e.type, len(order))))
 
-    ranked = sorted(stats, key=lambda stat: (-weight_of[id(stat)], stat.index))
+    order = sorted(range(len(stats)), key=lambda at: (-weights[at], stats[at].index))
+    ranked = [stats[at] for at in order]
     mapped = sum(1 for stat in stats if stat.location != UNMAPPED)
     mapped_fraction = mapped / len(stats) if stats else 0.0
     if stats and mapped == 0:

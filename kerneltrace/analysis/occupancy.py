@@ -5,11 +5,11 @@ docs/isa-and-occupancy.md)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from kerneltrace.arch.dispatch_meta import DispatchMeta
 from kerneltrace.arch.table import ArchSpec, get_arch
 from kerneltrace.isa.registers import RegisterUsage
+from kerneltrace.records import record
 
 LIMITERS: tuple[str, ...] = ("vgpr", "sgpr", "lds", "workgroup")
 
@@ -30,7 +30,7 @@ def _ceil_div(numerator: int, denominator: int) -> int:
     return -(-numerator // denominator)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Vgprs:
     arch: int | None
     agprs: int | None

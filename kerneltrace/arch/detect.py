@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from kerneltrace.arch.table import ARCHES, get_arch, normalize_target
 from kerneltrace.errors import InputError
+from kerneltrace.records import field, record
 
 # Targets the evidence can point to: the table plus gfx908 (CDNA1), which shares most gfx9
 # spellings and must stay a candidate even though it has no occupancy entry.
@@ -22,18 +22,21 @@ GFX12_TARGETS = frozenset({"gfx1200", "gfx1201"})
 ALL_TARGETS = GFX9_TARGETS | GFX11_TARGETS | GFX12_TARGETS | {"gfx1250"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Clue:
     """An opcode (or operand-modifier) pattern and the targets that have it."""
 
     label: str
-    pattern: re.Pattern[str]
+    pattern: str  # compiled on first use (re's cache): most runs take the arch from agent_info
     targets: frozenset[str]
     on_line: bool = False  # match the whole instruction line (modifiers), not just the opcode
 
+    def search(self, text: str) -> bool:
+        return re.search(self.pattern, text) is not None
+
 
 def _clue(label: str, pattern: str, targets: Iterable[str], on_line: bool = False) -> Clue:
-    return Clue(label, re.compile(pattern), frozenset(targets), on_line)
+    return Clue(label, pattern, frozenset(targets), on_line)
 
 
 CLUES: tuple[Clue, ...] = (
@@ -93,10 +96,10 @@ CLUES: tuple[Clue, ...] = (
 
 
 _MEMORY_PREFIXES = ("buffer_", "global_", "flat_", "scratch_")
-_MODIFIER_WORDS = re.compile(r"\b(sc0|sc1|nt|glc|slc)\b", re.IGNORECASE)
+_MODIFIER_WORDS = r"\b(sc0|sc1|nt|glc|slc)\b"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ArchResolution:
     """The architecture answer, how it was found, and whether it is certain."""
 
@@ -130,13 +133,13 @@ def isa_evidence(instructions: Iterable[str]) -> tuple[frozenset[str], tuple[str
         op = line.split(None, 1)[0].lower()
         opcodes.add(op)
         # Modifier clues only concern memory instructions that carry a cache-policy word.
-        if op.startswith(_MEMORY_PREFIXES) and _MODIFIER_WORDS.search(line):
+        if op.startswith(_MEMORY_PREFIXES) and re.search(_MODIFIER_WORDS, line, re.IGNORECASE):
             lowered = line.lower()
             for clue in line_clues:
-                if clue.label not in hit and clue.pattern.search(lowered):
+                if clue.label not in hit and clue.search(lowered):
                     hit[clue.label] = clue
     for clue in CLUES:
-        if not clue.on_line and any(clue.pattern.search(op) for op in opcodes):
+        if not clue.on_line and any(clue.search(op) for op in opcodes):
             hit[clue.label] = clue
     remaining = set(ALL_TARGETS)
     for clue in hit.values():

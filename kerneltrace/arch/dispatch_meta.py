@@ -3,10 +3,10 @@ readers that fill it and the occupancy model that consumes it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from kerneltrace.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DispatchMeta:
     """Dispatch row fields as reported by rocprofv3; None = column absent or unparsable.
 

@@ -8,10 +8,11 @@ listed in `unconfirmed`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from kerneltrace.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ArchSpec:
     """Occupancy-relevant facts of one gfx target.
 
@@ -60,7 +61,7 @@ class ArchSpec:
         return None, None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProductSpec:
     """Per-product figures (several products share one gfx target)."""
 

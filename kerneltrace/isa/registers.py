@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from kerneltrace.records import record
 
 # Operand tokens. `acc` is the older spelling of AGPRs (acc0, acc[0:3]).
 # Matched on lower-cased text; \b keeps `.lbb0_v9`, `sc0`, `vmcnt(0)` and `0xa1` out.
@@ -23,18 +24,19 @@ _IMPLICIT_VCC = re.compile(
 )
 _MFMA = re.compile(r"^(v_mfma|v_smfmac)")
 
-# Resource metadata as printed by the compiler (YAML note or .amdhsa directives).
-_META_PATTERNS: dict[str, re.Pattern[str]] = {
-    "vgpr_count": re.compile(r"\.vgpr_count:\s*(\d+)"),
-    "agpr_count": re.compile(r"\.agpr_count:\s*(\d+)"),
-    "sgpr_count": re.compile(r"\.sgpr_count:\s*(\d+)"),
-    "next_free_vgpr": re.compile(r"\.amdhsa_next_free_vgpr\s+(\d+)"),
-    "accum_offset": re.compile(r"\.amdhsa_accum_offset\s+(\d+)"),
-    "next_free_sgpr": re.compile(r"\.amdhsa_next_free_sgpr\s+(\d+)"),
+# Resource metadata as printed by the compiler (YAML note or .amdhsa directives). Compiled on
+# first use (re's cache): traces rarely carry them, and scan_registers tests for them first.
+_META_PATTERNS: dict[str, str] = {
+    "vgpr_count": r"\.vgpr_count:\s*(\d+)",
+    "agpr_count": r"\.agpr_count:\s*(\d+)",
+    "sgpr_count": r"\.sgpr_count:\s*(\d+)",
+    "next_free_vgpr": r"\.amdhsa_next_free_vgpr\s+(\d+)",
+    "accum_offset": r"\.amdhsa_accum_offset\s+(\d+)",
+    "next_free_sgpr": r"\.amdhsa_next_free_sgpr\s+(\d+)",
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RegisterUsage:
     """Registers a kernel uses. `source` is "isa-scan", "metadata" or "none" (nothing found).
 
@@ -106,7 +108,7 @@ def parse_resource_metadata(text: str) -> RegisterUsage | None:
     """
     found: dict[str, int] = {}
     for key, pattern in _META_PATTERNS.items():
-        match = pattern.search(text)
+        match = re.search(pattern, text)
         if match:
             found[key] = int(match.group(1))
     accum_offset = found.get("accum_offset")

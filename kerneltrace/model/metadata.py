@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltrace.errors import InputError
@@ -23,10 +22,12 @@ from kerneltrace.model.naming import DISPATCH_RE, is_dispatch_dir
 from kerneltrace.readers.csvs import (
     AgentInfo,
     KernelTraceRow,
+    KernelTraceTable,
     gpu_agents,
     read_agent_info,
-    read_kernel_trace,
+    read_kernel_trace_table,
 )
+from kerneltrace.records import field, record
 
 BUNDLE_LEVELS = 3  # folders searched above the dispatch dir (parent, grandparent, great-grandparent)
 KERNEL_TRACE = ("*kernel_trace*.csv",)
@@ -116,12 +117,13 @@ def nearest(dispatch_dir: Path, patterns: tuple[str, ...]) -> list[Path]:
 
 
 @functools.lru_cache(maxsize=256)
-def _cached(kind: str, path: str, stamp: tuple[int, int]) -> tuple:
-    reader = read_kernel_trace if kind == "trace" else read_agent_info
-    return tuple(reader(Path(path)))
+def _cached(kind: str, path: str, stamp: tuple[int, int]) -> KernelTraceTable | tuple:
+    if kind == "trace":
+        return read_kernel_trace_table(Path(path))
+    return tuple(read_agent_info(Path(path)))
 
 
-def _read(kind: str, path: Path) -> tuple:
+def _read(kind: str, path: Path) -> KernelTraceTable | tuple:
     try:
         info = os.stat(path)
     except OSError as err:
@@ -143,7 +145,7 @@ def names_agree(row_name: str, names: list[str]) -> bool:
     return any(n == row or (len(n) >= 4 and (n in row or row in n)) for n in known)
 
 
-@dataclass
+@record
 class TraceMatch:
     row: KernelTraceRow | None = None
     join: str | None = None        # "dispatch_id" | "kernel_name"
@@ -158,33 +160,32 @@ def match_kernel_trace(
     warnings: list[str],
 ) -> TraceMatch:
     """The kernel_trace row of this dispatch among ``candidates`` (in preference order)."""
-    tables: list[tuple[Path, tuple]] = []
+    tables: list[tuple[Path, KernelTraceTable]] = []
     for path in candidates:
         try:
             tables.append((path, _read("trace", path)))
         except InputError as err:
             warnings.append(f"ignored {path}: {err.what}")
     if dispatch_id is not None:
-        for path, rows in tables:
+        for path, table in tables:
             if is_other_run(path):
                 continue
-            same = [row for row in rows if row.dispatch_id == dispatch_id]
-            agreeing = [row for row in same if names_agree(row.kernel_name, names)]
+            same = [at for at, found in enumerate(table.ids) if found == dispatch_id]
+            agreeing = [at for at in same if names_agree(table.names[at], names)]
             if agreeing:
-                return TraceMatch(agreeing[0], "dispatch_id", path)
+                return TraceMatch(table.row(agreeing[0]), "dispatch_id", path)
     wanted = {n for n in names if n}
-    for path, rows in tables:
-        by_name = [row for row in rows if row.kernel_name in wanted]
+    for path, table in tables:
+        by_name = [at for at, name in enumerate(table.names) if name in wanted]
         if not by_name and kernel_filter:
-            by_name = [row for row in rows if kernel_filter.lower() in row.kernel_name.lower()]
+            needle = kernel_filter.lower()
+            by_name = [at for at, name in enumerate(table.names) if needle in name.lower()]
         if by_name:
-            distinct = {(r.vgpr_count, r.accum_vgpr_count, r.sgpr_count, r.lds_bytes, r.workgroup_items)
-                        for r in by_name}
-            if len(distinct) > 1:
+            if len(table.resources(by_name)) > 1:
                 warnings.append(
                     f"{path}: {len(by_name)} rows match the kernel name with different resources; using the first"
                 )
-            return TraceMatch(by_name[0], "kernel_name", path)
+            return TraceMatch(table.row(by_name[0]), "kernel_name", path)
     return TraceMatch()
 
 
@@ -211,7 +212,7 @@ def match_agents(
     return [], None
 
 
-@dataclass
+@record
 class Metadata:
     """What the bundle says about one dispatch."""
 
@@ -248,7 +249,7 @@ def find_metadata(
     return result
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CsvFiles:
     """The metadata and counter files the bundle holds for one dispatch (what the manifest lists)."""
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from kerneltrace.records import record
 
 DISPATCH_RE = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)(.*)$", re.DOTALL)
 _LOOSE_ID = re.compile(r"dispatch_(\d+)")
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DispatchName:
     """What a dispatch dir's name says: agent handle, dispatch id, and the suffix after the id."""
 

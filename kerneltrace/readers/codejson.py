@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltrace.errors import InputError
 from kerneltrace.readers.jsonfile import DECODER_FIX, load_json_file
+from kerneltrace.records import field, record
 
 # rocprofiler-sdk's rocprofiler_pc_sampling_instruction_not_issued_reason_t, in enum order; the
 # Stall_Reasons list of a PC-sampling code.json holds one sample count per reason in this order.
@@ -65,7 +65,7 @@ EMPTY_TRACE_FIX = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KernelLabel:
     """A `; <symbol>` label row: one kernel present in the code object listing."""
 
@@ -78,7 +78,7 @@ class KernelLabel:
         return self.demangled or self.symbol
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class CodeRow:
     """One instruction row (label/comment rows are not CodeRows)."""
 
@@ -97,7 +97,7 @@ class CodeRow:
     kernel: str | None = None    # symbol of the label row this instruction belongs to
 
 
-@dataclass
+@record
 class CodeTable:
     """A parsed code.json."""
 
@@ -198,6 +198,12 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
     optional_columns = [
         (column, positions.get(column)) for column in ("Codeobj", "Vaddr", "Stall", "Idle", "PC_Issued", "PC_Stalled")
     ]
+    # the v3 layout (Codeobj, Vaddr, Stall, Idle present, no PC columns): one tuple read per row
+    # and one all-plain-non-negative-ints test; anything else takes the column-by-column checks
+    v3_at = [position for _column, position in optional_columns[:4]]
+    v3_fast = (None not in v3_at and reasons_at is None
+               and all(position is None for _column, position in optional_columns[4:]))
+    codeobj_at, vaddr_at, stall_at, idle_at = v3_at
     rows: list[CodeRow] = []
     kernels: list[KernelLabel] = []
     stall_over_latency: list[int] = []
@@ -233,6 +239,15 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
         if legacy:
             rows.append(CodeRow(index, asm, source, None, None, hits, latency, None, None, kernel=current))
             continue
+        if v3_fast:
+            codeobj, vaddr, stall, idle = row[codeobj_at], row[vaddr_at], row[stall_at], row[idle_at]
+            if (type(codeobj) is int and type(vaddr) is int and type(stall) is int and type(idle) is int
+                    and stall >= 0 and idle >= 0):
+                if stall > latency:
+                    stall_over_latency.append(index)
+                rows.append(CodeRow(index, asm, source, codeobj, vaddr, hits, latency, stall, idle,
+                                    None, None, None, current))
+                continue
         optional = []
         for column, position in optional_columns:
             if position is None:

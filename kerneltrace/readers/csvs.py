@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 from kerneltrace.arch.dispatch_meta import DispatchMeta
 from kerneltrace.errors import InputError, require_all
 from kerneltrace.readers.regular import CSV_LIMIT, read_regular
+from kerneltrace.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KernelTraceRow:
     """One kernel_trace.csv row as written (None = column absent); .meta() feeds occupancy."""
 
@@ -90,7 +90,7 @@ class KernelTraceRow:
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AgentInfo:
     """One agent_info.csv row (GPU or CPU)."""
 
@@ -108,7 +108,7 @@ class AgentInfo:
     source: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KernelStat:
     """One kernel_stats.csv row."""
 
@@ -183,30 +183,117 @@ def _triple(row: dict[str, str], prefix: str) -> tuple[int, int, int] | None:
     return (values[0], values[1] or 1, values[2] or 1)
 
 
+def _kernel_trace_row(row: dict[str, str], source: str) -> KernelTraceRow:
+    return KernelTraceRow(
+        kernel_name=row.get("Kernel_Name") or "",
+        dispatch_id=_int(row.get("Dispatch_Id")),
+        kernel_id=_int(row.get("Kernel_Id")),
+        agent=(row.get("Agent_Id") or None),
+        vgpr_count=_size(row.get("VGPR_Count")),
+        accum_vgpr_count=_size(row.get("Accum_VGPR_Count")),
+        sgpr_count=_size(row.get("SGPR_Count")),
+        lds_bytes=_size(_first(row, "LDS_Block_Size", "Group_Segment_Size")),
+        scratch_bytes=_size(_first(row, "Scratch_Size", "Private_Segment_Size")),
+        workgroup_size=_triple(row, "Workgroup_Size"),
+        grid_size=_triple(row, "Grid_Size"),
+        start_ns=_int(row.get("Start_Timestamp")),
+        end_ns=_int(row.get("End_Timestamp")),
+        source=source,
+    )
+
+
+# the cells KernelTraceRow's resources (vgpr, accum, sgpr, lds, workgroup items) come from
+_RESOURCE_CELLS = ("VGPR_Count", "Accum_VGPR_Count", "SGPR_Count", "LDS_Block_Size", "Group_Segment_Size",
+                   "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z")
+
+
+class KernelTraceTable:
+    """The rows of one kernel_trace CSV as csv.reader lists, each turned into a KernelTraceRow on
+    first access.
+
+    Finding a dispatch's row needs only every row's Dispatch_Id and Kernel_Name; a discovery CSV
+    holds ~10^4 rows, and a dict plus a KernelTraceRow per row cost more than the rest of a
+    hotspot run. `row(at)` sees the dict csv.DictReader would have made (duplicate names: the
+    last column; short rows: None; extra cells under the key None).
+    """
+
+    __slots__ = ("names", "_header", "_position", "_rows", "_source", "_ids", "_converted")
+
+    def __init__(self, header: list[str], rows: list[list[str]], source: str) -> None:
+        self._header, self._rows, self._source = header, rows, source
+        self._position = {name: at for at, name in enumerate(header)}  # the last of duplicates
+        self.names = [value or "" for value in self._column("Kernel_Name")]  # KernelTraceRow.kernel_name
+        self._ids: list[int | None] | None = None
+        self._converted: dict[int, KernelTraceRow] = {}
+
+    def _column(self, name: str) -> list[str | None]:
+        at = self._position.get(name)
+        if at is None:
+            return [None] * len(self._rows)
+        return [values[at] if at < len(values) else None for values in self._rows]
+
+    @property
+    def ids(self) -> list[int | None]:
+        """KernelTraceRow.dispatch_id of every row (parsed once, when first asked)."""
+        if self._ids is None:
+            self._ids = [_int(value) for value in self._column("Dispatch_Id")]
+        return self._ids
+
+    def _as_dict(self, values: list[str]) -> dict:
+        header = self._header
+        row: dict = dict(zip(header, values, strict=False))
+        if len(values) > len(header):
+            row[None] = values[len(header):]
+        elif len(values) < len(header):
+            for name in header[len(values):]:
+                row[name] = None
+        return row
+
+    def row(self, at: int) -> KernelTraceRow:
+        found = self._converted.get(at)
+        if found is None:
+            found = self._converted[at] = _kernel_trace_row(self._as_dict(self._rows[at]), self._source)
+        return found
+
+    def resources(self, rows: list[int]) -> set[tuple]:
+        """{(vgpr, accum, sgpr, lds, workgroup items)} of the given rows: one conversion per
+        distinct combination of the cells they come from."""
+        positions = [self._position.get(name, -1) for name in _RESOURCE_CELLS]
+        first: dict[tuple, int] = {}
+        for at in rows:
+            values = self._rows[at]
+            count = len(values)  # None when the column is absent or the row short (as _column)
+            first.setdefault(tuple(values[p] if 0 <= p < count else None for p in positions), at)
+        found = (self.row(at) for at in first.values())
+        return {(r.vgpr_count, r.accum_vgpr_count, r.sgpr_count, r.lds_bytes, r.workgroup_items) for r in found}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self):
+        return (self.row(at) for at in range(len(self._rows)))
+
+
+def read_kernel_trace_table(path: Path) -> KernelTraceTable:
+    """The dispatch rows of a *kernel_trace.csv, converted on access (same rows as read_kernel_trace).
+
+    Read as _read_rows reads every CSV (same errors, same skipped blank lines), with csv.reader."""
+    what = "kernel_trace CSV"
+    raw = read_regular(path, what, CSV_LIMIT)
+    reader = csv.reader(raw.decode("utf-8", errors="replace").splitlines())
+    try:
+        header = next(reader, None)  # DictReader.fieldnames: the first row, None for no row
+        require_all(("Kernel_Name",), header or [], f"not a rocprofv3 {what}: missing column(s) {{missing}}",
+                    str(path), f"pass the {what} written by rocprofv3 (-f csv)")
+        rows = [values for values in reader if values]  # DictReader skips blank rows
+    except csv.Error as err:
+        raise InputError(f"malformed CSV: {err}", str(path), f"regenerate the {what}") from None
+    return KernelTraceTable(header or [], rows, str(path))
+
+
 def read_kernel_trace(path: Path) -> list[KernelTraceRow]:
     """All dispatch rows of a *kernel_trace.csv (ROCm 6.2 … 7.x headers, rocpd-convert Guid column)."""
-    rows = _read_rows(Path(path), ("Kernel_Name",), "kernel_trace CSV")
-    result = []
-    for row in rows:
-        result.append(
-            KernelTraceRow(
-                kernel_name=row.get("Kernel_Name") or "",
-                dispatch_id=_int(row.get("Dispatch_Id")),
-                kernel_id=_int(row.get("Kernel_Id")),
-                agent=(row.get("Agent_Id") or None),
-                vgpr_count=_size(row.get("VGPR_Count")),
-                accum_vgpr_count=_size(row.get("Accum_VGPR_Count")),
-                sgpr_count=_size(row.get("SGPR_Count")),
-                lds_bytes=_size(_first(row, "LDS_Block_Size", "Group_Segment_Size")),
-                scratch_bytes=_size(_first(row, "Scratch_Size", "Private_Segment_Size")),
-                workgroup_size=_triple(row, "Workgroup_Size"),
-                grid_size=_triple(row, "Grid_Size"),
-                start_ns=_int(row.get("Start_Timestamp")),
-                end_ns=_int(row.get("End_Timestamp")),
-                source=str(path),
-            )
-        )
-    return result
+    return list(read_kernel_trace_table(path))
 
 
 def read_agent_info(path: Path) -> list[AgentInfo]:

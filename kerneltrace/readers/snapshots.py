@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from kerneltrace.errors import InputError
 from kerneltrace.readers.jsonfile import load_json_file
 from kerneltrace.readers.regular import JSON_METADATA_LIMIT, SOURCE_LIMIT, read_regular
+from kerneltrace.records import field, record
 
 SNAPSHOT_FIX = "delete the offending entry or re-run the decoder; snapshot copies must be plain files inside the dispatch dir"
 
 
-@dataclass
+@record
 class SourceIndex:
     """Flattened snapshots.json of one dispatch dir."""
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from kerneltrace.readers.regular import optional_json
 
+TYPE_CHECKING = False  # typing's flag without importing typing (CLI start-up path)
 if TYPE_CHECKING:
+    from typing import Any
+
     from kerneltrace.analysis.waves.accumulate import WaveTotals
     from kerneltrace.readers.codejson import CodeTable
 

@@ -1,0 +1,66 @@
+"""The hotspot CLI's start-up path imports only what the request needs (import sets, not wall-clock).
+
+Each case runs `scripts/hotspot_analyzer.py` as its own process under `python -X importtime`,
+which lists every module the process imported, and checks the set: the text report and the
+JSON document need no numpy, pandas, jinja2 or yaml, and none of the stdlib modules the
+start-up path keeps off on purpose (dataclasses with inspect, typing, tempfile: see
+docs/architecture.md, "Heavy imports"); `--waves` needs numpy and still none of the others.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kerneltrace.synth import demo_gemm, write_dispatch_dir
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "hotspot_analyzer.py"
+HEAVY = {"numpy", "pandas", "jinja2", "yaml"}
+OFF_THE_START_UP_PATH = {"dataclasses", "inspect", "typing", "tempfile"}
+
+
+def imported_modules(argv: list[str], cwd: Path) -> set[str]:
+    """Top-level names of every module the CLI process imported (from -X importtime)."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    done = subprocess.run([sys.executable, "-X", "importtime", str(SCRIPT), *argv], capture_output=True,
+                          text=True, cwd=cwd, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line and "imported package" not in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    assert "kerneltrace.hotspot_report" in names, "no import listing: is -X importtime honoured?"
+    return names
+
+
+@pytest.fixture(scope="module")
+def dispatch_dir(tmp_path_factory) -> Path:
+    return write_dispatch_dir(tmp_path_factory.mktemp("imports") / "gemm", demo_gemm("gfx942", iterations=8))
+
+
+@pytest.mark.parametrize(("extra", "needed"), [
+    ([], set()),
+    (["--json", "-"], set()),
+    (["--detail", "--mode", "src"], set()),
+    (["--json", "OUT", "--text", "TXT"], {"tempfile"}),  # files are staged beside the target
+], ids=["text", "json-stdout", "detail", "json+text-files"])
+def test_text_and_json_requests_import_no_heavy_library(dispatch_dir: Path, tmp_path: Path, extra: list[str],
+                                                        needed: set[str]):
+    argv = [str(dispatch_dir), *[str(tmp_path / a) if a in ("OUT", "TXT") else a for a in extra]]
+    names = imported_modules(argv, tmp_path)
+    top = {name.split(".")[0] for name in names}
+    assert not top & HEAVY, sorted(top & HEAVY)
+    assert not names & (OFF_THE_START_UP_PATH - needed), sorted(names & OFF_THE_START_UP_PATH)
+    # analyses and renderers the request does not use stay unimported
+    assert not {"kerneltrace.analysis.waves.analyze", "kerneltrace.render.plan", "kerneltrace.plan"} & names
+
+
+def test_waves_request_imports_numpy_but_no_other_heavy_library(dispatch_dir: Path, tmp_path: Path):
+    names = imported_modules([str(dispatch_dir), "--waves", "--json", str(tmp_path / "out.json")], tmp_path)
+    top = {name.split(".")[0] for name in names}
+    assert "numpy" in top and "kerneltrace.analysis.waves.analyze" in names
+    assert not top & (HEAVY - {"numpy"}), sorted(top & HEAVY)
