@@ -28,7 +28,7 @@ from kerneltrace.readers.codejson import PC_SAMPLING_REASONS, CodeRow, CodeTable
 from kerneltrace.readers.csvs import AgentInfo, KernelTraceRow
 from kerneltrace.readers.regular import NotRegularFile
 from kerneltrace.readers.snapshots import SourceIndex, read_snapshots
-from kerneltrace.readers.snippets import snippets_from
+from kerneltrace.readers.snippets import snippets_from, source_files_from
 
 SCHEMA = "kerneltrace.hotspots/1"
 SCHEMA_WITH_WAVES = "kerneltrace.hotspots/2"
@@ -319,6 +319,8 @@ def run_analysis(
     # the plan shows these windows: carried here so it renders from reports/ without the capture
     locations = [line["location"] for line in user_lines(document["source_lines"], SNIPPET_LINES)]
     document["snippets"] = snippets_from(sources, locations)
+    # whole copied files of every mapped line, for plan.html's source view (docs/hotspot-json.md)
+    document["source_files"] = source_files_from(sources, (line["location"] for line in document["source_lines"]))
     return DispatchAnalysis(document, table, sources)
 
 

@@ -49,3 +49,33 @@ def snippets_from(sources: SourceIndex, locations: Iterable[str], context: int =
             "lines": [line.rstrip("\r\n") for line in text[first - 1 : last]],
         }
     return snippets
+
+
+SOURCE_FILE_MAX_LINES = 20_000  # a longer copy is not carried (the plan's source view says so)
+SOURCE_FILES_MAX_CHARS = 8 << 20  # all carried files together
+
+
+def source_files_from(sources: SourceIndex, locations: Iterable[str]) -> dict[str, dict]:
+    """{path: {"lines": [text…]}}: the whole copied file of each source path named by
+    `locations` (`path:line`), for the plan's source view; a file without a copy, longer than
+    SOURCE_FILE_MAX_LINES or past SOURCE_FILES_MAX_CHARS in all is left out."""
+    files: dict[str, dict] = {}
+    budget = SOURCE_FILES_MAX_CHARS
+    for location in locations:
+        path, number = split_location(location or "")
+        if number is None or path in files:
+            continue
+        local = sources.resolve(path)
+        if local is None:
+            continue
+        try:
+            text, _ = sources.lines(local)
+        except (OSError, InputError):
+            continue
+        lines = [line.rstrip("\r\n") for line in text]
+        size = sum(map(len, lines))
+        if len(lines) > SOURCE_FILE_MAX_LINES or size > budget:
+            continue
+        budget -= size
+        files[path] = {"lines": lines}
+    return files
