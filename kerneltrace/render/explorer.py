@@ -150,7 +150,8 @@ def _findings(dispatch: dict, line_rows: dict[str, list[int]], known: set[int]) 
         out.append({"id": finding.get("id"), "title": finding.get("title"),
                     "priority": finding.get("priority"),
                     "rows": sorted(set(rows)),
-                    "locations": sorted({loc for loc in [finding.get("location"), *locations] if loc})})
+                    # the finding's own line first: the source view opens there
+                    "locations": list(dict.fromkeys(loc for loc in [finding.get("location"), *locations] if loc))})
     return out
 
 
