@@ -9,11 +9,15 @@ data: the page inserts it with textContent, and :func:`script_json` makes the em
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from kerneltrace.analysis.loops import branch_target, find_loops, rows_from_instructions
 from kerneltrace.analysis.regions import split_regions
 from kerneltrace.isa import classify as isa
 from kerneltrace.sourceloc import UNMAPPED, innermost_location, split_location
+
+if TYPE_CHECKING:
+    from kerneltrace.plan.context import PlanContext
 
 # Characters that could end the <script> element or start a comment/CDATA inside it, plus the
 # two line separators old JavaScript parsers reject: JSON-escaped, so JSON.parse gives them back.
@@ -76,10 +80,9 @@ def _taken_ratios(program: list[dict]) -> list[list]:
     return result
 
 
-def _static_wait_links(doc: dict) -> list[list]:
+def _static_wait_links(ctx: PlanContext) -> list[list]:
     """[[wait row, [[producer row, None, None]…], None]]: for each memory instruction, the first
     `s_waitcnt` that drains it (the plan rules' in-order counter walk, loop-aware)."""
-    from kerneltrace.plan.context import PlanContext
     from kerneltrace.plan.rules.drain import (
         LGKM_COUNTERS,
         VMEM_COUNTERS,
@@ -88,7 +91,6 @@ def _static_wait_links(doc: dict) -> list[list]:
         walk_limit,
     )
 
-    ctx = PlanContext(hotspots=doc)
     counters = {"vmcnt": VMEM_COUNTERS, "lgkmcnt": LGKM_COUNTERS}
     links: dict[int, list[int]] = {}
     for ins in ctx.program_order:
@@ -103,12 +105,12 @@ def _static_wait_links(doc: dict) -> list[list]:
     return [[wait, [[row, None, None] for row in sorted(rows)], None] for wait, rows in sorted(links.items())]
 
 
-def _wait_links(doc: dict) -> tuple[str, list[list]]:
+def _wait_links(doc: dict, ctx: PlanContext) -> tuple[str, list[list]]:
     """(basis, [[wait row, [[producer row, cycles, waits]…], unattributed, basis]…]): the wave
     files' attribution (waves.wait_links) for every wait they list, the static counter walk for
     the others (waits the traced waves never ran, or a capture without wave files)."""
     listed = (doc.get("waves") or {}).get("wait_links")
-    links = {w[0]: [*w, "static"] for w in _static_wait_links(doc)}
+    links = {w[0]: [*w, "static"] for w in _static_wait_links(ctx)}
     if isinstance(listed, list):
         links.update({w["index"]: [w["index"], w.get("producers") or [], w.get("unattributed_cycles"), "waves"]
                       for w in listed})
@@ -157,6 +159,8 @@ def _findings(dispatch: dict, line_rows: dict[str, list[int]], known: set[int]) 
 
 def explorer_data(dispatch: dict, doc: dict | None) -> dict | None:
     """The explorer's data for one summary dispatch and its hotspot document (None without one)."""
+    from kerneltrace.plan.context import PlanContext
+
     program = sorted((doc or {}).get("instructions") or [], key=lambda ins: ins["index"])
     if not program:
         return None
@@ -175,10 +179,9 @@ def explorer_data(dispatch: dict, doc: dict | None) -> dict | None:
         line_rows.setdefault(innermost_location(ins.get("source") or "") or UNMAPPED, []).append(ins["index"])
     types = sorted({ins.get("type") or "other" for ins in program})
     p50, p90 = _per_hit(doc, indexes)
-    wait_basis, waits = _wait_links(doc)
-    from kerneltrace.plan.context import PlanContext
-
-    iterated = {loop.first_index for loop in PlanContext(hotspots=doc).static_loops}
+    ctx = PlanContext(hotspots=doc)  # the loops and program order the plan rules see
+    wait_basis, waits = _wait_links(doc, ctx)
+    iterated = {loop.first_index for loop in ctx.static_loops}
     loops = [[loop.first_index, loop.last_index, loop.depth, loop.trip_count, loop.first_index in iterated]
              for loop in find_loops(rows_from_instructions(program))]
     blocks = sorted([region.first_index, region.last_index]
