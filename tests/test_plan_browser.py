@@ -29,6 +29,7 @@ PLANS = {
 HOSTILE = '</script><img src=x onerror="window.__pwned=1">&amp;<!--'
 OUT = Path(os.environ.get("KERNELTRACE_TEST_OUTPUT", REPO_ROOT / "test-output")) / "plan-browser"
 TIMINGS: dict[str, dict] = {}
+PAGE_BUDGET_BYTES = 1_000_000  # plan.html of the 19 MB moe_reduce capture (docs/plan-html.md)
 WAIT_S = 30  # how long a page may take to show a result before the test fails (hang guard)
 
 IN_VIEW = """
@@ -341,3 +342,9 @@ def test_summary_and_findings_work_without_javascript(driver, plans):
     finally:
         driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
     _assert_quiet(driver)
+
+
+def test_the_19_mb_capture_gives_a_page_within_its_budget(plans):
+    html = plans["moe_reduce"].read_text(encoding="utf-8")
+    assert len(html.encode()) < PAGE_BUDGET_BYTES
+    assert html.count('id="k0d0-data"') == 1  # the data embedded once
