@@ -19,6 +19,10 @@ from browser_setup import chromium_missing, install_chromium, start_chromium
 from conftest import CAPTURES, REPO_ROOT
 
 pytestmark = [pytest.mark.shared, pytest.mark.browser]
+selenium = pytest.importorskip("selenium")  # the test extra; the whole module drives a browser
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 EXAMPLES = CAPTURES / "flydsl-kernel-profiling-lib" / "examples"
 PLANS = {
@@ -43,7 +47,6 @@ return r.top >= b.top - 1 && r.bottom <= b.bottom + 1 && r.top >= -1 && r.bottom
 @pytest.fixture(scope="module")
 def driver():
     """One headless Chromium for the module (apt-get installs it as root when missing)."""
-    pytest.importorskip("selenium")
     if chromium_missing():
         why = install_chromium()
         if why:
@@ -94,8 +97,6 @@ def _open(driver, path: Path, fragment: str = "") -> dict:
     driver.get("about:blank")
     started = time.perf_counter()
     driver.get(path.as_uri() + fragment)
-    from selenium.webdriver.support.ui import WebDriverWait
-
     WebDriverWait(driver, WAIT_S).until(
         lambda d: d.execute_script("return !!(window.__ktExplorer && window.__ktExplorer.initMs !== null)"))
     wall = time.perf_counter() - started
@@ -113,8 +114,6 @@ def _data(driver, view: str = "k0d0") -> dict:
 
 
 def _until(driver, script: str, *args):
-    from selenium.webdriver.support.ui import WebDriverWait
-
     return WebDriverWait(driver, WAIT_S).until(lambda d: d.execute_script(script, *args))
 
 
@@ -142,12 +141,22 @@ def _assert_quiet(driver) -> None:
     assert [url for url in urls if not url.startswith(("file://", "about:"))] == []
 
 
-def _shot(driver, name: str, selector: str = ".kx") -> None:
-    from selenium.webdriver.common.by import By
+def _rows(driver, marked: str = "") -> set[str]:
+    """data-index of the ISA rows drawn now (with class `marked`, when given)."""
+    return {row.get_attribute("data-index")
+            for row in driver.find_elements(By.CSS_SELECTOR, ".kx-isa .kx-row" + (f".{marked}" if marked else ""))}
 
+
+def _shot(driver, name: str, selector: str = ".kx") -> None:
     element = driver.find_element(By.CSS_SELECTOR, selector)
     driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", element)  # not clipped
     element.screenshot(str(OUT / f"{name}.png"))
+
+
+def _finish(driver, shot: str) -> None:
+    """Screenshot of the explorer for review, then the page must have stayed quiet and offline."""
+    _shot(driver, shot)
+    _assert_quiet(driver)
 
 
 def _scroll_isa_to(driver, position: int) -> None:
@@ -167,14 +176,11 @@ def test_first_render_is_virtualised_quiet_and_offline(driver, plans, name):
     assert 0 < rendered <= min(len(data["isa"]["index"]), 200)  # only the rows near the viewport
     assert driver.execute_script("return document.querySelectorAll('.kx-src .kx-row').length") > 0
     driver.save_screenshot(str(OUT / f"{name}-summary.png"))
-    _shot(driver, f"{name}-views")
-    _assert_quiet(driver)
+    _finish(driver, f"{name}-views")
 
 
 @pytest.mark.parametrize("name", ["moe_reduce", "mla_decode"])
 def test_first_finding_scrolls_to_and_highlights_its_evidence_rows(driver, plans, name):
-    from selenium.webdriver.common.by import By
-
     _open(driver, plans[name])
     data = _data(driver)
     first = driver.find_element(By.CSS_SELECTOR, ".finding[data-finding]")
@@ -183,22 +189,16 @@ def test_first_finding_scrolls_to_and_highlights_its_evidence_rows(driver, plans
     evidence = {str(row) for row in finding["rows"]}
     _click_timed(driver, name, "finding", first.find_element(By.CSS_SELECTOR, ".kx-show"),
                  "return document.querySelectorAll('.kx-isa .kx-row.kx-ev').length > 0")
-    highlighted = driver.find_elements(By.CSS_SELECTOR, ".kx-isa .kx-row.kx-ev")
-    assert {row.get_attribute("data-index") for row in highlighted} <= evidence
-    rendered = {row.get_attribute("data-index") for row in driver.find_elements(By.CSS_SELECTOR, ".kx-isa .kx-row")}
-    assert evidence & rendered == {row.get_attribute("data-index") for row in highlighted}
+    assert _rows(driver, "kx-ev") == evidence & _rows(driver)
     first_row = driver.find_element(By.CSS_SELECTOR, f".kx-isa .kx-row[data-index='{min(finding['rows'])}']")
     assert "kx-ev" in first_row.get_attribute("class")
     assert driver.execute_script(IN_VIEW, first_row)
     assert finding["id"] in driver.find_element(By.CSS_SELECTOR, ".kx-details .kx-title").text
-    _shot(driver, f"{name}-finding")
-    _assert_quiet(driver)
+    _finish(driver, f"{name}-finding")
 
 
 @pytest.mark.parametrize("name", ["moe_reduce", "softmax"])
 def test_clicking_a_wait_highlights_its_producing_loads(driver, plans, name):
-    from selenium.webdriver.common.by import By
-
     _open(driver, plans[name])
     data = _data(driver)
     position = {index: pos for pos, index in enumerate(data["isa"]["index"])}
@@ -214,9 +214,7 @@ def test_clicking_a_wait_highlights_its_producing_loads(driver, plans, name):
                  "return document.querySelectorAll('.kx-details .kx-prod-link').length > 0")
     row = driver.find_element(By.CSS_SELECTOR, f".kx-isa .kx-row[data-index='{wait[0]}']")
     assert "kx-sel" in row.get_attribute("class")
-    marked = {r.get_attribute("data-index") for r in driver.find_elements(By.CSS_SELECTOR, ".kx-isa .kx-row.kx-prod")}
-    rendered = {r.get_attribute("data-index") for r in driver.find_elements(By.CSS_SELECTOR, ".kx-isa .kx-row")}
-    assert marked == producers & rendered
+    assert _rows(driver, "kx-prod") == producers & _rows(driver)
     links = driver.find_elements(By.CSS_SELECTOR, ".kx-details .kx-prod-link")
     assert len(links) == len(producers)
     # the dominant producer (most cycles charged, listed first) is one click away
@@ -226,14 +224,11 @@ def test_clicking_a_wait_highlights_its_producing_loads(driver, plans, name):
     current = driver.find_element(By.CSS_SELECTOR, ".kx-isa .kx-row.kx-cur")
     assert current.get_attribute("data-index") in producers
     assert driver.execute_script(IN_VIEW, current) is True
-    _shot(driver, f"{name}-wait")
-    _assert_quiet(driver)
+    _finish(driver, f"{name}-wait")
 
 
 @pytest.mark.parametrize("name", ["mla_decode", "moe_reduce"])
 def test_source_line_to_its_instructions_and_back(driver, plans, name):
-    from selenium.webdriver.common.by import By
-
     _open(driver, plans[name])
     data = _data(driver)
     hottest = next(n for n, line in enumerate(data["lines"])
@@ -243,8 +238,7 @@ def test_source_line_to_its_instructions_and_back(driver, plans, name):
     src = driver.find_element(By.CSS_SELECTOR, f".kx-src .kx-row[data-line='{hottest}']")  # opened there
     _click_timed(driver, name, "source_line", src.find_element(By.CSS_SELECTOR, ".kx-code"),
                  "return document.querySelectorAll('.kx-isa .kx-row.kx-ofline').length > 0")
-    marked = driver.find_elements(By.CSS_SELECTOR, ".kx-isa .kx-row.kx-ofline")
-    assert {r.get_attribute("data-index") for r in marked} <= rows
+    assert _rows(driver, "kx-ofline") == rows & _rows(driver)
     current = driver.find_element(By.CSS_SELECTOR, ".kx-isa .kx-row.kx-cur")
     assert current.get_attribute("data-index") in rows and driver.execute_script(IN_VIEW, current)
     _shot(driver, f"{name}-source-line")
@@ -263,8 +257,6 @@ def test_source_line_to_its_instructions_and_back(driver, plans, name):
 
 
 def test_url_fragments_open_one_instruction_or_line(driver, plans):
-    from selenium.webdriver.common.by import By
-
     plan = plans["mla_decode"]
     _open(driver, plan)
     data = _data(driver)
@@ -288,8 +280,6 @@ def test_url_fragments_open_one_instruction_or_line(driver, plans):
 
 
 def test_search_over_asm_and_next_hottest(driver, plans):
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
 
     _open(driver, plans["mla_decode"])
     data = _data(driver)
@@ -312,8 +302,6 @@ def test_search_over_asm_and_next_hottest(driver, plans):
 
 
 def test_hostile_names_asm_and_source_stay_text(driver, plans):
-    from selenium.webdriver.common.by import By
-
     _open(driver, plans["hostile"])
     assert driver.execute_script("return window.__pwned === undefined && document.images.length === 0")
     data = _data(driver)
@@ -326,8 +314,6 @@ def test_hostile_names_asm_and_source_stay_text(driver, plans):
 
 
 def test_summary_and_findings_work_without_javascript(driver, plans):
-    from selenium.webdriver.common.by import By
-
     driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
     try:
         driver.get("about:blank")
