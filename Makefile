@@ -42,10 +42,10 @@ test: lint
 	$(PYTEST) -m "not slurm"
 
 # Inner loop: ruff + the unit tests (no end-to-end Snakemake run, no sweep of the real captures,
-# no SLURM cluster); `make test` runs everything.
+# no SLURM cluster, no headless browser); `make test` runs everything.
 test-fast: $(TEST_STAMP)
 	$(BIN)/ruff check kerneltrace scripts tests bench
-	$(PYTEST) -m "not e2e and not shared and not slurm"
+	$(PYTEST) -m "not e2e and not shared and not slurm and not browser"
 
 format: $(TEST_STAMP)
 	$(BIN)/ruff check --fix kerneltrace scripts tests bench

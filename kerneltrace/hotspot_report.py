@@ -325,9 +325,11 @@ def run_analysis(
     )
     # the plan shows these windows: carried here so it renders from reports/ without the capture
     locations = [line["location"] for line in user_lines(document["source_lines"], SNIPPET_LINES)]
-    from kerneltrace.readers.snippets import snippets_from
+    from kerneltrace.readers.snippets import snippets_from, source_files_from
 
     document["snippets"] = snippets_from(sources, locations)
+    # whole copied files of every mapped line, for plan.html's source view (docs/hotspot-json.md)
+    document["source_files"] = source_files_from(sources, (line["location"] for line in document["source_lines"]))
     return DispatchAnalysis(document, table, sources)
 
 

@@ -10,6 +10,7 @@ its dominant opcodes and the nearest mapped source line, so a reader can find it
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
 
@@ -69,6 +70,7 @@ def split_regions(program: list[dict], artifacts: set[str], by: str = "stall_cyc
         regions.append(current)
     mapped = [(i, ins) for i, ins in enumerate(program)
               if ins.get("source") and _line(ins) not in artifacts]
+    mapped_positions = [i for i, _ in mapped]
     position = {ins["index"]: i for i, ins in enumerate(program)}
     out = []
     for block in regions:
@@ -85,7 +87,7 @@ def split_regions(program: list[dict], artifacts: set[str], by: str = "stall_cyc
             metric_cycles=metric,
             latency_cycles=sum(int(ins.get("latency_cycles") or 0) for ins in block),
             opcodes=opcodes,
-            source=_nearest(mapped, position[block[0]["index"]], position[block[-1]["index"]]),
+            source=_nearest(mapped, mapped_positions, position[block[0]["index"]], position[block[-1]["index"]]),
             instructions=tuple(ins["index"] for ins in block),
         ))
     return sorted(out, key=lambda r: (-r.metric_cycles, r.first_index))
@@ -96,12 +98,16 @@ def _line(ins: dict) -> str:
     return innermost_location(ins.get("source") or "") or ""
 
 
-def _nearest(mapped: list[tuple[int, dict]], first: int, last: int) -> str | None:
-    """The mapped line inside the region (most instructions), else the closest one outside."""
-    inside = Counter(_line(ins) for pos, ins in mapped if first <= pos <= last)
+def _nearest(mapped: list[tuple[int, dict]], positions: list[int], first: int, last: int) -> str | None:
+    """The mapped line inside the region (most instructions), else the closest one outside (the
+    earlier on a tie). `positions`: the positions of `mapped`, ascending (bisected, so a kernel
+    of thousands of blocks is not scanned once per block)."""
+    lo, hi = bisect_left(positions, first), bisect_right(positions, last)
+    inside = Counter(_line(ins) for _, ins in mapped[lo:hi])
     if inside:
         return inside.most_common(1)[0][0]
-    if not mapped:
-        return None
-    pos, ins = min(mapped, key=lambda item: min(abs(item[0] - first), abs(item[0] - last)))
-    return _line(ins)
+    before = mapped[lo - 1] if lo > 0 else None
+    after = mapped[hi] if hi < len(mapped) else None
+    if before is None or (after is not None and after[0] - last < first - before[0]):
+        return _line(after[1]) if after is not None else None
+    return _line(before[1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path, PurePosixPath
 
 from kerneltrace.errors import InputError
@@ -10,6 +11,7 @@ from kerneltrace.readers.jsonfile import load_json_file
 from kerneltrace.readers.regular import JSON_METADATA_LIMIT, SOURCE_LIMIT, read_regular
 from kerneltrace.records import field, record
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 SNAPSHOT_FIX = "delete the offending entry or re-run the decoder; snapshot copies must be plain files inside the dispatch dir"
 
 
@@ -55,7 +57,10 @@ class SourceIndex:
                 text, replaced = data.decode("utf-8"), False
             except UnicodeDecodeError:
                 text, replaced = data.decode("utf-8", errors="replace"), True
-            self._cache[local] = (text.splitlines(), replaced)
+            # lines as compilers count them (\n, \r\n, \r): str.splitlines also splits at form
+            # feeds, U+2028 and other separators and would shift every later line number
+            lines = _LINE_BREAK.split(text)
+            self._cache[local] = (lines[:-1] if lines and lines[-1] == "" else lines, replaced)
         return self._cache[local]
 
 

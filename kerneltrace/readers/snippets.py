@@ -32,14 +32,8 @@ def snippets_from(sources: SourceIndex, locations: Iterable[str], context: int =
     snippets: dict[str, dict] = {}
     for location in locations:
         path, number = split_location(location or "")
-        local = sources.resolve(path) if number is not None else None
-        if local is None:
-            continue
-        try:
-            text, _ = sources.lines(local)
-        except (OSError, InputError):
-            continue
-        if not 1 <= number <= len(text):
+        text = _copied_lines(sources, path) if number is not None else None
+        if text is None or not 1 <= number <= len(text):
             continue
         first = max(1, number - context)
         last = min(len(text), number + context)
@@ -49,3 +43,38 @@ def snippets_from(sources: SourceIndex, locations: Iterable[str], context: int =
             "lines": [line.rstrip("\r\n") for line in text[first - 1 : last]],
         }
     return snippets
+
+
+def _copied_lines(sources: SourceIndex, path: str) -> list[str] | None:
+    """The lines of a source path's local copy, or None when it has none or it cannot be read."""
+    local = sources.resolve(path)
+    if local is None:
+        return None
+    try:
+        return sources.lines(local)[0]
+    except (OSError, InputError):
+        return None
+
+
+SOURCE_FILE_MAX_LINES = 20_000  # a longer copy is not carried (the plan's source view says so)
+SOURCE_FILES_MAX_CHARS = 8 << 20  # all carried files together
+
+
+def source_files_from(sources: SourceIndex, locations: Iterable[str]) -> dict[str, dict]:
+    """{path: {"lines": [text…]}}: the whole copied file of each source path named by
+    `locations` (`path:line`), for the plan's source view; a file without a copy, longer than
+    SOURCE_FILE_MAX_LINES or past SOURCE_FILES_MAX_CHARS in all is left out."""
+    files: dict[str, dict] = {}
+    budget = SOURCE_FILES_MAX_CHARS
+    for location in locations:
+        path, number = split_location(location or "")
+        text = _copied_lines(sources, path) if number is not None and path not in files else None
+        if text is None:
+            continue
+        lines = [line.rstrip("\r\n") for line in text]
+        size = sum(map(len, lines))
+        if len(lines) > SOURCE_FILE_MAX_LINES or size > budget:
+            continue
+        budget -= size
+        files[path] = {"lines": lines}
+    return files

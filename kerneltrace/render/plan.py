@@ -250,6 +250,8 @@ def render_html(
     `charts`: the plan's charts from :func:`plan_charts` (drawn here when not given)."""
     from markupsafe import Markup
 
+    from kerneltrace.render.explorer import explorer_data, script_json
+
     kernels = _views(summary, hotspot_docs, snippets)
     for k, kernel in enumerate(kernels):
         for n, view in enumerate(kernel["dispatches"]):
@@ -257,8 +259,12 @@ def render_html(
                      else render_charts(view["dispatch"], view["kernel_doc"]))
             # render/charts.py output: self-contained SVG whose text is XML-escaped.
             view["charts"] = {title: Markup(svg) for title, svg in drawn.items() if svg}
+            data = explorer_data(view["dispatch"], view["kernel_doc"])
+            view["explorer_id"] = f"k{k}d{n}"
+            view["explorer"] = script_json(data) if data else None
     template = _environment(autoescape=True).get_template("plan.html.j2")
-    return template.render(summary=summary, kernels=kernels, l2_docs=l2_docs or [])
+    explorer = any(view["explorer"] for kernel in kernels for view in kernel["dispatches"])
+    return template.render(summary=summary, kernels=kernels, l2_docs=l2_docs or [], explorer=explorer)
 
 
 def plan_outputs(hotspot_docs: list[dict], l2_docs: list[dict], *, run: str | None,

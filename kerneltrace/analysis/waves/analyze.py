@@ -25,7 +25,7 @@ from kerneltrace.analysis.waves.occupancy import occupancy_summary
 from kerneltrace.analysis.waves.peers import PeerTotals, peer_summary
 from kerneltrace.analysis.waves.states import state_summary
 from kerneltrace.analysis.waves.stream import accumulate
-from kerneltrace.analysis.waves.waitcnt import waitcnt_summary
+from kerneltrace.analysis.waves.waitcnt import wait_links, waitcnt_summary
 from kerneltrace.readers.wavefile.reader import wave_files
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = No
         "skipped": totals.skipped,
         **state_summary(totals.per_wave),
         "waitcnt": waitcnt_summary(totals.waits, totals.stall, totals.hits, rows),
+        "wait_links": wait_links(totals.waits, totals.stall),
         "loops": loop_summary(totals.loops, rows, mfma_unknown),
         "consistency": consistency(dispatch_dir, paths, totals, table),
         "occupancy": occupancy_summary(dispatch_dir, totals.traced_cu),

@@ -374,6 +374,10 @@ def peer_summary(peers: PeerTotals, rows: dict) -> dict:
             "per_hit_p90": _percentile(peers.histogram[index], 0.9),
         })
     lines = _line_costs(peers.cost, non_hidden, rows)
+    executed = np.flatnonzero(peers.histogram.sum(axis=1)).tolist()
+    per_hit = {"index": executed,
+               "p50": [_percentile(peers.histogram[i], 0.5) for i in executed],
+               "p90": [_percentile(peers.histogram[i], 0.9) for i in executed]}
     barriers = []
     for index, per_wave in sorted(peers.barrier_waits.items()):
         means = np.array([total / n for total, n in per_wave if n])
@@ -405,6 +409,7 @@ def peer_summary(peers: PeerTotals, rows: dict) -> dict:
         "non_hidden_share": round(int(non_hidden.sum()) / total_cost, 4) if total_cost else None,
         "instructions": instructions,
         "lines": lines,
+        "per_hit": per_hit,
         "barriers": barriers,
         "barrier_imbalance": round(weighted / barrier_cycles, 4) if barrier_cycles else None,
     }

@@ -185,3 +185,17 @@ def waitcnt_summary(waits: WaitTotals, stall: np.ndarray, hits: np.ndarray,
                  "dominant_producer": producers[0] if producers and producers[0]["cycles"] else None}
         result.append(entry)
     return result
+
+
+def wait_links(waits: WaitTotals, stall: np.ndarray) -> list[dict[str, Any]]:
+    """Every wait row the wave files list, in row order, with each producer it drains as
+    [row, cycles charged, waits charged] (the `waitcnt` list keeps the hot ones in full)."""
+    known_rows = len(stall)
+    return [
+        {"index": wait_row,
+         "stall_cycles": int(stall[wait_row]) if wait_row < known_rows else 0,
+         "unattributed_cycles": waits.unattributed.get(wait_row, 0),
+         "producers": [[row, waits.cycles.get((wait_row, row), 0), waits.count.get((wait_row, row), 0)]
+                       for row in sorted(producers)]}
+        for wait_row, producers in sorted(waits.producers.items())
+    ]
