@@ -21,16 +21,25 @@ class JsonWriter:
         self.names = names
         self.gzip = zlib.compressobj(level, zlib.DEFLATED, 31)  # wbits 31: gzip container
         self.written = 0
+        self.unflushed = 0  # text bytes given to gzip since it last returned output
         self.threads: dict[int, tuple[int, int]] = {}  # track uuid -> (pid, tid)
         self.counters: dict[int, tuple[int, str]] = {}  # counter uuid -> (pid, name)
         self.separator = ""
         self._write('{"traceEvents":[\n')
 
+    @property
+    def size(self) -> int:
+        """Bytes of the file so far, counting the text gzip still holds uncompressed (a bound)."""
+        return self.written + self.unflushed
+
     def _write(self, text: str) -> None:
-        data = self.gzip.compress(text.encode("utf-8"))
+        raw = text.encode("utf-8")
+        data = self.gzip.compress(raw)
+        self.unflushed += len(raw)
         if data:
             self.handle.write(data)
             self.written += len(data)
+            self.unflushed = 0
 
     def _event(self, event: dict) -> None:
         self._write(self.separator + json.dumps(event, separators=(",", ":")))

@@ -75,4 +75,4 @@ def resolve_clock(dispatch_dir: Path, agent_mhz: list[int], arch: str | None) ->
     table = arch_clock_mhz(arch)
     if table:
         return Clock(float(table), f"arch table: the maximum engine clock of every {arch} product")
-    return Clock(None, "unknown clock: 1 cycle is written as 1 ns")
+    return Clock(None, "unknown clock: cycles written as ns (1 cycle = 1 ns)")

@@ -110,6 +110,8 @@ class ProtoWriter:
         encoded together with only their fields, then put back in the batch's order."""
         import numpy as np
 
+        for arg in events.args:  # every string the batch uses is emitted before it
+            self.names.args.id(arg.name)
         self._interned()
         n = len(events)
         if not n:
@@ -173,6 +175,11 @@ class ProtoWriter:
         ])
 
     # -- output ---------------------------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        """Bytes of the file so far, counting the pending chunk uncompressed (an upper bound)."""
+        return self.written + self.pending_bytes
+
     def _append(self, data: bytes) -> None:
         self.pending.append(data)
         self.pending_bytes += len(data)
