@@ -1,5 +1,8 @@
-"""Perfetto protobuf trace writer: track descriptors and interned strings from the perfetto
-package's messages, event batches through protowire, all inside zlib `compressed_packets`."""
+"""Perfetto protobuf trace writer: descriptors and strings as perfetto messages, events via protowire.
+
+Everything is written inside zlib `compressed_packets` chunks (as Perfetto's tracing service
+writes them), one sequence, interned strings emitted before their first use.
+"""
 
 from __future__ import annotations
 

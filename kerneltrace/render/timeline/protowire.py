@@ -41,27 +41,42 @@ def varint_bytes(value: int) -> list[int]:
 @dataclass
 class Part:
     """Encoded bytes of one field (or message) for every row, as leaves laid side by side: each
-    leaf is `data` (rows × width, uint8) with the `mask` of the bytes kept. Nesting only adds
-    leaves (key, length) and sums lengths, so bytes are copied once, by `to_bytes`."""
+    leaf is `data` (rows × width, uint8) with the `mask` of the bytes kept, or, for bytes every
+    row has, just those bytes (`rows` tells how many). Nesting only adds leaves (key, length) and
+    sums lengths, so bytes are copied once, by `to_matrix`; adjacent constant leaves merge."""
 
-    leaves: list[tuple[np.ndarray, np.ndarray]]
+    leaves: list  # (data, mask) pairs or bytes (the same on every row)
     lengths: np.ndarray  # bytes kept per row
+    rows: int
 
 
-def _leaf(data: np.ndarray, mask: np.ndarray, present: np.ndarray | None) -> Part:
+def _join(parts: list[Part]) -> list:
+    leaves: list = []
+    for part in parts:
+        for leaf in part.leaves:
+            if isinstance(leaf, bytes) and leaves and isinstance(leaves[-1], bytes):
+                leaves[-1] += leaf
+            else:
+                leaves.append(leaf)
+    return leaves
+
+
+def _leaf(data: np.ndarray, mask: np.ndarray, lengths: np.ndarray,
+          present: np.ndarray | None) -> Part:
     if present is not None:
         mask &= present[:, None]
-    return Part([(data, mask)], mask.sum(axis=1))
+        lengths = lengths * present
+    return Part([(data, mask)], lengths, len(data))
 
 
 def const(data: bytes, rows: int, present: np.ndarray | None = None) -> Part:
     """The same bytes on every row (where `present`)."""
     import numpy as np
 
-    matrix = np.broadcast_to(np.frombuffer(data, np.uint8), (rows, len(data)))
     if present is None:
-        return Part([(matrix, np.ones((rows, len(data)), bool))], np.full(rows, len(data)))
-    return _leaf(matrix, np.ones((rows, len(data)), bool), present)
+        return Part([bytes(data)], np.full(rows, len(data)), rows)
+    matrix = np.broadcast_to(np.frombuffer(data, np.uint8), (rows, len(data)))
+    return _leaf(matrix, np.ones((rows, len(data)), bool), np.full(rows, len(data)), present)
 
 
 def varint(values: np.ndarray, present: np.ndarray | None = None) -> Part:
@@ -81,7 +96,7 @@ def varint(values: np.ndarray, present: np.ndarray | None = None) -> Part:
         if k < width - 1:
             data[:, k] |= ((nbytes > k + 1).astype(np.uint8) << 7)
     mask = np.arange(width)[None, :] < nbytes[:, None]
-    return _leaf(data, mask, present)
+    return _leaf(data, mask, nbytes, present)
 
 
 def fixed64(values: np.ndarray, present: np.ndarray | None = None, double: bool = False) -> Part:
@@ -90,36 +105,47 @@ def fixed64(values: np.ndarray, present: np.ndarray | None = None, double: bool 
 
     kind = "<f8" if double else "<u8"
     data = np.ascontiguousarray(np.asarray(values).astype(kind)).view(np.uint8).reshape(-1, 8)
-    return _leaf(data, np.ones(data.shape, bool), present)
+    return _leaf(data, np.ones(data.shape, bool), np.full(len(data), 8), present)
 
 
 def field(key: bytes, value: Part) -> Part:
     """`key` followed by `value` on the rows where `value` has bytes."""
-    rows = len(value.lengths)
-    head = const(key, rows, value.lengths > 0)
-    return Part(head.leaves + value.leaves, head.lengths + value.lengths)
+    optional = not all(isinstance(leaf, bytes) for leaf in value.leaves) and bool(
+        (value.lengths == 0).any())
+    head = const(key, value.rows, value.lengths > 0 if optional else None)
+    return Part(_join([head, value]), head.lengths + value.lengths, value.rows)
 
 
 def message(key: bytes, parts: list[Part], present: np.ndarray | None = None) -> Part:
     """A length-delimited sub-message made of `parts` (absent where `present` is False)."""
-    leaves = [leaf for part in parts for leaf in part.leaves]
+    import numpy as np
+
+    rows = parts[0].rows
+    leaves = _join(parts)
     length = sum(part.lengths for part in parts)
     if present is not None:
-        for _, mask in leaves:
-            mask &= present[:, None]
+        leaves = [(np.broadcast_to(np.frombuffer(leaf, np.uint8), (rows, len(leaf))),
+                   np.repeat(present[:, None], len(leaf), axis=1)) if isinstance(leaf, bytes)
+                  else (leaf[0], leaf[1] & present[:, None]) for leaf in leaves]
         length = length * present
-    rows = len(length)
     head = const(key, rows, present)
     size = varint(length, present)
-    return Part(head.leaves + size.leaves + leaves, head.lengths + size.lengths + length)
+    return Part(_join([head, size]) + leaves, head.lengths + size.lengths + length, rows)
 
 
 def to_matrix(part: Part) -> tuple[np.ndarray, np.ndarray]:
     """(rows × width bytes, mask of the kept ones): the leaves side by side."""
     import numpy as np
 
-    return (np.hstack([leaf[0] for leaf in part.leaves]),
-            np.hstack([leaf[1] for leaf in part.leaves]))
+    data, mask = [], []
+    for leaf in part.leaves:
+        if isinstance(leaf, bytes):
+            data.append(np.broadcast_to(np.frombuffer(leaf, np.uint8), (part.rows, len(leaf))))
+            mask.append(np.ones((part.rows, len(leaf)), bool))
+        else:
+            data.append(leaf[0])
+            mask.append(leaf[1])
+    return np.hstack(data), np.hstack(mask)
 
 
 def to_bytes(part: Part) -> bytes:

@@ -1,5 +1,4 @@
-"""Track events of one group of waves: wave slices, nested state slices, instruction slices,
-load → wait flows, barrier arrivals and hot-loop iterations.
+"""Track events of one group of waves: wave and state slices, instructions, flows, barriers, loops.
 
 States are the decoder's wave timeline (`timeline` = [state, cycles] from `begin`, the states of
 kerneltrace/analysis/waves/states.py: idle, exec, wait, stall; `empty` kept as written), clipped
