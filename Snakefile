@@ -28,6 +28,7 @@ include: "workflow/rules/discover.smk"
 include: "workflow/rules/capture.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/timeline.smk"
 include: "workflow/rules/pmc.smk"
 include: "workflow/rules/regression.smk"
 

@@ -10,13 +10,15 @@
 * A directory, a socket or a block device is refused with an ``InputError`` (one ``error:`` line).
 
 ``write_many`` stages every regular-file output first and renames only when all are staged, so a
-failure while preparing the outputs leaves the previous set whole. ``replace_dir`` promotes a
+failure while preparing the outputs leaves the previous set whole. ``streaming`` gives a handle for
+outputs too large to hold in memory (the same rules: temporary sibling renamed on success). ``replace_dir`` promotes a
 finished staging directory. ``refuse_input_overwrite`` keeps a CLI from writing over its inputs.
 Nothing else in the package or the scripts renames outputs into place.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -30,8 +32,8 @@ from kerneltrace.errors import InputError
 # (docs/architecture.md, "Heavy imports"); tempfile and shutil are imported where files are staged.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
-    from typing import Any
+    from collections.abc import Iterable, Iterator, Mapping
+    from typing import Any, BinaryIO
 
 STDOUT = "-"
 _FIX = "name a regular file (or a path that does not exist yet), a character device, a FIFO or '-'"
@@ -137,6 +139,39 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
         _unlink(tmp)
         raise
     return target
+
+
+@contextlib.contextmanager
+def streaming(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """A binary handle whose bytes end up in ``path`` as with ``write_bytes``, written as they come.
+
+    A regular file is written to a temporary sibling and renamed over ``path`` when the block ends
+    normally; on an exception the sibling is removed and ``path`` is left as it was."""
+    if os.fspath(path) == STDOUT:
+        sys.stdout.flush()
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    target = resolve_output(path)
+    if _is_stream(target):
+        fd = os.open(target, os.O_WRONLY | os.O_NOCTTY)
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), output_mode())
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        _unlink(tmp)
+        raise
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> Path:

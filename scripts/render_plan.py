@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, required=True, help="e.g. reports/RUN")
     parser.add_argument("--run", default=None, help="run name shown in the plan title")
     parser.add_argument("--charts", action="store_true", help="also write charts/*.svg")
+    parser.add_argument("--timelines", nargs="*", type=Path, default=[],
+                        help="wave timelines (timeline/<id>.pftrace) to link: each goes with the "
+                             "hotspot JSON of the same file stem")
     parser.add_argument("--kept", nargs="*", type=Path, default=None,
                         help="the hotspot/L2 copies kept in OUT_DIR/hotspots and OUT_DIR/l2; other "
                              "JSON files there (dispatches no longer in the run) are removed")
@@ -41,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     hotspot_docs, l2_docs = load_plan_documents(args.hotspots, args.l2)
     fixed = ("summary.json", "plan.md", "plan.html")
     atomic.refuse_input_overwrite([out / name for name in fixed], inputs)  # before any rendering
-    summary, files = plan_outputs(hotspot_docs, l2_docs, run=args.run, charts=args.charts)
+    summary, files = plan_outputs(hotspot_docs, l2_docs, run=args.run, charts=args.charts,
+                                  timelines=timeline_links(args.hotspots, hotspot_docs,
+                                                           args.timelines, out))
     # the chart files, whose names are known only now
     atomic.refuse_input_overwrite([out / name for name in files if name not in fixed], inputs)
     # all-or-nothing: a failing write leaves the previous plan.md/html/summary.json/charts whole
@@ -58,10 +63,21 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def timeline_links(hotspots: list[Path], docs: list[dict], timelines: list[Path],
+                   out: Path) -> dict[str, str]:
+    """{dispatch_dir: link relative to OUT_DIR} for the timelines whose stem names a hotspot JSON."""
+    import os
+
+    by_stem = {path.stem: doc.get("dispatch_dir") for path, doc in zip(hotspots, docs, strict=True)}
+    return {by_stem[path.stem]: os.path.relpath(path, out).replace(os.sep, "/")
+            for path in timelines if path.stem in by_stem}
+
+
 def snakemake_argv(smk) -> list[str]:
     """The command line of the plan rule."""
     return ["--hotspots", *smk.input.hotspots, "--l2", *smk.input.l2, "--out-dir", smk.params.out_dir,
-            f"--run={smk.wildcards.run}", "--charts", "--kept", *smk.input.kept]
+            f"--run={smk.wildcards.run}", "--charts", "--kept", *smk.input.kept,
+            "--timelines", *smk.input.timelines]
 
 
 if __name__ == "__main__":

@@ -99,6 +99,9 @@ def test_environment_lists_every_third_party_import():
     third_party = {name for name in imported if name not in sys.stdlib_module_names} - {"kerneltrace"}
     env = yaml.safe_load((REPO / "environment.yml").read_text())
     listed = {str(dep).split()[0].split("=")[0] for dep in env["dependencies"] if isinstance(dep, str)}
+    # packages published on PyPI only come through the environment's pip section
+    listed |= {str(dep).split()[0].split("=")[0] for dep in env["dependencies"] if isinstance(dep, dict)
+               for dep in dep.get("pip", []) if not str(dep).startswith("-")}
     missing = {name for name in third_party if CONDA_NAMES.get(name, name) not in listed}
     assert not missing, f"imported but not in environment.yml: {sorted(missing)}"
     assert "snakemake-minimal" in listed

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kerneltrace.analysis.costs import cost_summary
-from kerneltrace.analysis.waves.peers import _covered, _merge
+from kerneltrace.analysis.waves.peers import _covered, merge_intervals
 from kerneltrace.hotspot_report import analyze_dispatch
 from kerneltrace.synth import demo_gemm, demo_vec_add, write_dispatch_dir
 
@@ -28,7 +28,7 @@ def test_merge_and_cover_are_per_scope():
     keys = np.array([0, 0, 1])
     starts = np.array([0, 5, 0])
     ends = np.array([10, 20, 4])
-    k, s, e = _merge(keys, starts, ends)
+    k, s, e = merge_intervals(keys, starts, ends)
     assert k.tolist() == [0, 1] and s.tolist() == [0, 0] and e.tolist() == [20, 4]
     covered = _covered(k, s, e, np.array([0, 1, 1]), np.array([15, 2, 10]), np.array([30, 8, 12]))
     assert covered.tolist() == [5, 2, 0]

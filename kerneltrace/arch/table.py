@@ -255,3 +255,16 @@ def get_product(name: str | None) -> ProductSpec | None:
         if re.search(key + r"(?![0-9A-Z])", compact):
             return PRODUCTS[key]
     return None
+
+
+def arch_clock_mhz(name: str | int | None) -> int | None:
+    """The maximum engine clock (MHz) every listed product of the arch shares; None when the arch
+    is unknown, has no product with a clock, or its products differ (gfx950: MI350X 2200, MI355X
+    2400): then only the agent's own Max_Engine_Clk_Fcompute can tell."""
+    spec = get_arch(name)
+    if spec is None:
+        return None
+    clocks = {product.max_clock_mhz for product in PRODUCTS.values() if product.arch == spec.name}
+    if len(clocks) != 1 or None in clocks:
+        return None
+    return clocks.pop()

@@ -46,6 +46,13 @@ def md_code_cell(value: object) -> str:
     return md_cell(md_code(value))
 
 
+def md_url(value: object) -> str:
+    """A relative link target: percent-encoded, so no character ends the link or starts markup."""
+    from urllib.parse import quote
+
+    return quote(" ".join(str(value).split()), safe="/")
+
+
 def md_fence(value: object) -> str:
     """A fence for a fenced code block holding ``value``: longer than any backtick run in it."""
     longest = max((len(run) for run in re.findall(r"`{3,}", str(value))), default=0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from kerneltrace.analysis.hotspots import user_lines
-from kerneltrace.render.markdown import md_cell, md_code, md_fence, md_prose, md_text
+from kerneltrace.render.markdown import md_cell, md_code, md_fence, md_prose, md_text, md_url
 from kerneltrace.render.templates import TEMPLATE_DIR
 
 TOP_LINES = 5
@@ -60,6 +60,7 @@ def _environment(autoescape: bool):
         code=md_code,
         cell=md_cell,
         fence=md_fence,
+        url=md_url,
         cycles=fmt_cycles,
         pct=fmt_pct,
         gain=fmt_gain,
@@ -137,8 +138,10 @@ def occupancy_view(dispatch: dict, hotspot_doc: dict | None) -> dict:
     }
 
 
-def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | None = None) -> dict:
-    """Everything a template needs for one dispatch, in display order."""
+def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | None = None,
+                  timeline: str | None = None) -> dict:
+    """Everything a template needs for one dispatch, in display order; `timeline`: the link to
+    its wave timeline (docs/timeline.md), None when it has none."""
     doc = hotspot_doc or {}
     findings = dispatch["findings"]
     lines = [
@@ -178,27 +181,32 @@ def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | Non
         ],
         "warnings": doc.get("warnings") or [],
         "source_heat": source_heat(doc, snippets),
+        "timeline": timeline,
     }
 
 
 def _views(
-    summary: dict, hotspot_docs: list[dict], snippets: dict[str, dict] | None = None
+    summary: dict, hotspot_docs: list[dict], snippets: dict[str, dict] | None = None,
+    timelines: dict[str, str] | None = None,
 ) -> list[dict]:
     index = _hotspot_index(hotspot_docs)
     snippets = snippets or {}
+    timelines = timelines or {}
     kernels = []
     for kernel in summary.get("kernels") or []:
         dispatches = [
-            dispatch_view(d, index.get(d.get("dispatch_dir")), snippets.get(d.get("dispatch_dir")))
+            dispatch_view(d, index.get(d.get("dispatch_dir")), snippets.get(d.get("dispatch_dir")),
+                          timelines.get(d.get("dispatch_dir")))
             for d in kernel["dispatches"]
         ]
         kernels.append({"name": kernel["name"], "dispatches": dispatches})
     return kernels
 
 
-def render_markdown(summary: dict, hotspot_docs: list[dict]) -> str:
+def render_markdown(summary: dict, hotspot_docs: list[dict],
+                    timelines: dict[str, str] | None = None) -> str:
     template = _environment(autoescape=False).get_template("plan.md.j2")
-    return template.render(summary=summary, kernels=_views(summary, hotspot_docs))
+    return template.render(summary=summary, kernels=_views(summary, hotspot_docs, None, timelines))
 
 
 def render_charts(dispatch: dict, doc: dict) -> dict[str, str]:
@@ -245,6 +253,7 @@ def render_html(
     l2_docs: list[dict] | None = None,
     snippets: dict[str, dict[str, dict]] | None = None,
     charts: list[list[dict[str, str]]] | None = None,
+    timelines: dict[str, str] | None = None,
 ) -> str:
     """plan.html; `snippets`: {dispatch_dir: {location: snippet}} from readers.snippets (optional);
     `charts`: the plan's charts from :func:`plan_charts` (drawn here when not given)."""
@@ -252,7 +261,7 @@ def render_html(
 
     from kerneltrace.render.explorer import explorer_data, script_json
 
-    kernels = _views(summary, hotspot_docs, snippets)
+    kernels = _views(summary, hotspot_docs, snippets, timelines)
     for k, kernel in enumerate(kernels):
         for n, view in enumerate(kernel["dispatches"]):
             drawn = (charts[k][n] if charts is not None
@@ -268,7 +277,8 @@ def render_html(
 
 
 def plan_outputs(hotspot_docs: list[dict], l2_docs: list[dict], *, run: str | None,
-                 charts: bool = False) -> tuple[dict, dict[str, str]]:
+                 charts: bool = False,
+                 timelines: dict[str, str] | None = None) -> tuple[dict, dict[str, str]]:
     """The summary and every file of a plan folder by relative name (summary.json, plan.md,
     plan.html, and charts/*.svg when asked), all rendered before anything is written."""
     from kerneltrace.atomic import json_text
@@ -278,8 +288,9 @@ def plan_outputs(hotspot_docs: list[dict], l2_docs: list[dict], *, run: str | No
     summary = build_summary(hotspot_docs, l2_docs, run=run)
     drawn = plan_charts(summary, hotspot_docs)  # drawn once: inline in plan.html and as files
     files = {"summary.json": json_text(summary),
-             "plan.md": render_markdown(summary, hotspot_docs),
-             "plan.html": render_html(summary, hotspot_docs, l2_docs, plan_snippets(hotspot_docs), drawn)}
+             "plan.md": render_markdown(summary, hotspot_docs, timelines),
+             "plan.html": render_html(summary, hotspot_docs, l2_docs, plan_snippets(hotspot_docs), drawn,
+                                      timelines)}
     if charts:
         files.update({f"charts/{name}": svg for name, svg in chart_files(drawn).items()})
     return summary, files

@@ -222,6 +222,28 @@ def has_wave_files(row):
     return bool(wave_files(Path(row["dispatch_dir"])))
 
 
+def timeline_targets(run):
+    """reports/{run}/timeline/{id}.pftrace of the dispatches with wave files (none when the
+    config's `timeline` is false); waits for the dispatches checkpoint."""
+    if not config["timeline"]:
+        return []
+    return [
+        f"reports/{run}/timeline/{row['id']}.pftrace"
+        for row in dispatch_rows(run)
+        if has_wave_files(row)
+    ]
+
+
+def plan_timelines(wildcards):
+    return timeline_targets(wildcards.run)
+
+
+def timeline_args(wildcards):
+    """Optional export_timeline.py arguments: the run's --arch (its clock converts cycles)."""
+    arch = run_spec(wildcards.run).arch
+    return ["--arch", arch] if arch else []
+
+
 def plan_hotspots(wildcards):
     return expand(
         "results/{run}/hotspots/{dispatch}.json",

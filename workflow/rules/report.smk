@@ -9,6 +9,8 @@ rule plan:
         l2=plan_l2,
         # copies kept beside the plan so reports/{run}/ alone is a complete baseline
         kept=kept_documents,
+        # the plan links each dispatch's timeline (only those with wave files have one)
+        timelines=plan_timelines,
     output:
         md=report(
             "reports/{run}/plan.md",

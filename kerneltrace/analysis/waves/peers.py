@@ -104,7 +104,7 @@ def scope_key(se: int | None, simd: int | None) -> int:
     return (se or 0) * 64 + (simd or 0)
 
 
-def _merge(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, ...]:
+def merge_intervals(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, ...]:
     """Union of intervals per key: (key, start, end) of the merged intervals, sorted."""
     import numpy as np
 
@@ -178,7 +178,7 @@ def add_peer_group(peers: PeerTotals, group: Group, idle, prev_end) -> None:
         # grouped by pipe first (a radix sort of a small int, order kept inside a pipe): the
         # merge's sort then meets long sorted runs (issue times grow within a wave)
         piped = piped[np.argsort(pipe[piped].astype(np.int8), kind="stable")]
-        keys, starts, ends = _merge(pipe[piped] * SCOPES + scope[piped], issue_start[piped],
+        keys, starts, ends = merge_intervals(pipe[piped] * SCOPES + scope[piped], issue_start[piped],
                                     issue_end[piped])
         bounds = np.searchsorted(keys, np.arange(len(PIPES) + 1) * SCOPES).tolist()
         for index in range(len(PIPES)):
@@ -190,7 +190,7 @@ def add_peer_group(peers: PeerTotals, group: Group, idle, prev_end) -> None:
         for index in range(len(PIPES)):
             mask = pipe == index
             if mask.any():
-                peers.pipe_intervals[index].append(_merge(scope[mask], issue_start[mask],
+                peers.pipe_intervals[index].append(merge_intervals(scope[mask], issue_start[mask],
                                                           issue_end[mask]))
     peers.issue += np.bincount(line, weights=issue_end - issue_start,
                                minlength=peers.rows).astype(np.int64)[: peers.rows]
@@ -250,7 +250,7 @@ def _reduce(peers: PeerTotals, lifetimes: list[tuple], pipe_intervals: list[list
         if not parts:
             empty = np.zeros(0, np.int64)
             return empty, empty, empty
-        return _merge(*(np.concatenate([part[i] for part in parts]) for i in range(3)))
+        return merge_intervals(*(np.concatenate([part[i] for part in parts]) for i in range(3)))
 
     _, begins, ends = merged(lifetimes)
     peers.resident += int((ends - begins).sum())

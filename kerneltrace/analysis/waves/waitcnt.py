@@ -39,45 +39,53 @@ class WaitTotals:
     pending_size: int = 0
 
 
-def attribute_waits(waits: WaitTotals, group: Group) -> None:
-    """Charge each wait execution's stall to its youngest drained producer (module docstring).
+@dataclass
+class WaitMatches:
+    """The stalled executions of listed wait rows in one group, each with its youngest producer."""
 
-    Whole-group numpy passes over the concatenated instructions of `group`; only the
-    instructions on a listed wait row (that stalled) or on a producer row take part in the
-    searches, so the cost is one gather per instruction plus work on those few.
-    """
+    positions: Any  # group position of each stalled wait execution
+    wait_rows: Any  # its code row
+    producer_rows: Any  # the row of its youngest drained producer, -1: none issued before it
+    producer_positions: Any  # group position of that producer execution, -1: none
+    stall: Any  # the wait execution's stall cycles
+
+
+def _too_large(group: Group) -> bool:
+    """True when the (wave, row, position) keys of the group would overflow int64."""
+    rows = int(max(group.line.max(initial=0), group.wait_producers.max(initial=0),
+                   group.wait_rows.max(initial=0))) + 1
+    return len(group.waves) * rows * (len(group.line) + 1) >= 1 << 62
+
+
+def _drained_pairs(group: Group) -> tuple[int, Any, Any]:
+    """(rows, wave*rows + wait row, producer row) of every distinct waitcnt entry pair, sorted."""
     import numpy as np
 
-    from kerneltrace.analysis.waves.group import Group
-
-    waves = group.waves
     entry_counts = group.wait_entries
-    if not len(group.wait_rows):
-        return
-    line, stall, owner = group.line, group.stall, group.owner
-    wait_rows, producers = group.wait_rows, group.wait_producers
+    line, producers, wait_rows = group.line, group.wait_producers, group.wait_rows
     rows = int(max(line.max(initial=0), producers.max(initial=0), wait_rows.max(initial=0))) + 1
-    n = len(line)
-    if len(waves) * rows * (n + 1) >= 1 << 62:  # keys would overflow int64: split the group
-        half = len(waves) // 2
-        attribute_waits(waits, Group.of(waves[:half]))
-        attribute_waits(waits, Group.of(waves[half:]))
-        return
     # producers per entry: the offsets of all waves end to end, minus each wave's boundary step
     pair_counts = np.diff(group.wait_offsets)
     inside = np.ones(len(pair_counts), bool)
     inside[np.cumsum(entry_counts + 1)[:-1] - 1] = False
     pair_counts = pair_counts[inside]
     # (wave, wait row, producer row) of every waitcnt entry, as sorted unique keys.
-    entry_owner = np.repeat(np.arange(len(waves)), entry_counts)
+    entry_owner = np.repeat(np.arange(len(group.waves)), entry_counts)
     wave_wait = np.repeat(entry_owner * rows + wait_rows, pair_counts)
     pair_keys = sorted_unique(wave_wait * rows + producers)
-    pair_wave_wait, pair_producer = pair_keys // rows, pair_keys % rows
-    waits.pending_pairs.append((pair_wave_wait % rows) * (1 << 32) + pair_producer)
+    return rows, pair_keys // rows, pair_keys % rows
+
+
+def _youngest(group: Group, rows: int, pair_wave_wait, pair_producer) -> WaitMatches | None:
+    """Each stalled execution of a listed wait row and its youngest drained producer execution."""
+    import numpy as np
+
+    line, stall, owner = group.line, group.stall, group.owner
+    n = len(line)
     # Executions of a listed wait row (in its own wave) that stalled.
     listed = sorted_unique(pair_wave_wait)
     if not len(listed):  # every entry has an empty producer list: nothing to attribute
-        return
+        return None
     is_wait_row = np.zeros(rows, bool)
     is_wait_row[listed % rows] = True
     positions = np.flatnonzero(is_wait_row[line] & (stall > 0))
@@ -86,7 +94,7 @@ def attribute_waits(waits: WaitTotals, group: Group) -> None:
     mine = listed[where] == keys
     positions, keys = positions[mine], keys[mine]
     if not len(positions):
-        return
+        return None
     first = np.searchsorted(pair_wave_wait, keys, "left")
     per_instance = np.searchsorted(pair_wave_wait, keys, "right") - first
     instance = np.repeat(np.arange(len(positions)), per_instance)
@@ -108,10 +116,64 @@ def attribute_waits(waits: WaitTotals, group: Group) -> None:
     is_youngest = valid & (issued_at == youngest[instance])
     # one winner per instance (the same producer row may be listed twice: take the first)
     winner = np.full(len(positions), -1, np.int64)
+    winner_at = np.full(len(positions), -1, np.int64)
     chosen = np.flatnonzero(is_youngest)[::-1]
     winner[instance[chosen]] = producer[chosen]
-    waits.pending_attributions.append((line[positions], winner, stall[positions]))
-    waits.pending_size += len(positions) + len(pair_keys)
+    winner_at[instance[chosen]] = issued_at[chosen]
+    return WaitMatches(positions, line[positions], winner, winner_at, stall[positions])
+
+
+def wait_matches(group: Group) -> WaitMatches | None:
+    """The stalled wait executions of `group` with their youngest producers (module docstring);
+    None when there is none. Positions index the group's instruction columns."""
+    import numpy as np
+
+    from kerneltrace.analysis.waves.group import Group
+
+    if not len(group.wait_rows):
+        return None
+    if _too_large(group):  # keys would overflow int64: split the group
+        half = len(group.waves) // 2
+        parts = [(wait_matches(Group.of(group.waves[:half])), 0),
+                 (wait_matches(Group.of(group.waves[half:])), int(group.lengths[:half].sum()))]
+        found = [(match, offset) for match, offset in parts if match is not None]
+        if not found:
+            return None
+
+        def joined(name: str, shift: bool):
+            return np.concatenate([getattr(match, name) + (offset if shift else 0)
+                                   * (getattr(match, name) >= 0) for match, offset in found])
+
+        return WaitMatches(joined("positions", True), joined("wait_rows", False),
+                           joined("producer_rows", False), joined("producer_positions", True),
+                           joined("stall", False))
+    rows, pair_wave_wait, pair_producer = _drained_pairs(group)
+    return _youngest(group, rows, pair_wave_wait, pair_producer)
+
+
+def attribute_waits(waits: WaitTotals, group: Group) -> None:
+    """Charge each wait execution's stall to its youngest drained producer (module docstring).
+
+    Whole-group numpy passes over the concatenated instructions of `group`; only the
+    instructions on a listed wait row (that stalled) or on a producer row take part in the
+    searches, so the cost is one gather per instruction plus work on those few.
+    """
+    from kerneltrace.analysis.waves.group import Group
+
+    if not len(group.wait_rows):
+        return
+    if _too_large(group):  # keys would overflow int64: split the group
+        half = len(group.waves) // 2
+        attribute_waits(waits, Group.of(group.waves[:half]))
+        attribute_waits(waits, Group.of(group.waves[half:]))
+        return
+    rows, pair_wave_wait, pair_producer = _drained_pairs(group)
+    waits.pending_pairs.append((pair_wave_wait % rows) * (1 << 32) + pair_producer)
+    match = _youngest(group, rows, pair_wave_wait, pair_producer)
+    waits.pending_size += len(pair_producer)
+    if match is not None:
+        waits.pending_attributions.append((match.wait_rows, match.producer_rows, match.stall))
+        waits.pending_size += len(match.positions)
     if waits.pending_size > PENDING_LIMIT:
         flush_waits(waits)
 

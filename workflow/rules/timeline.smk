@@ -1,0 +1,21 @@
+# Wave timelines: one Perfetto trace per dispatch dir that has wave files (docs/timeline.md).
+# Only requested for such dispatches (timeline_targets in common.smk, after the dispatches
+# checkpoint), so a capture without wave files never has a timeline job that could fail.
+
+
+rule timeline:
+    input:
+        files=dispatch_inputs,
+    output:
+        trace="reports/{run}/timeline/{dispatch}.pftrace",
+    log:
+        "logs/{run}/timeline/{dispatch}.log",
+    group:
+        "analysis_{run}"
+    params:
+        dispatch_dir=dispatch_param("dispatch_dir"),
+        extra=timeline_args,
+        # any change to a wave file (or another file of the dir) re-runs the export
+        signature=dispatch_signature,
+    run:
+        run_script("export_timeline.py", input, output, params, wildcards, log)
