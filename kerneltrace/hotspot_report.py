@@ -22,7 +22,7 @@ from kerneltrace.analysis.hotspots import (
     user_lines,
 )
 from kerneltrace.errors import InputError
-from kerneltrace.model.metadata import find_metadata
+from kerneltrace.model.metadata import find_metadata, source_label
 from kerneltrace.model.naming import parse_dispatch_name
 from kerneltrace.readers.codejson import PC_SAMPLING_REASONS, CodeRow, CodeTable, read_code_json
 from kerneltrace.readers.csvs import AgentInfo, KernelTraceRow
@@ -247,6 +247,9 @@ def run_analysis(
     trace_row, join = metadata.trace.row, metadata.trace.join
     agents, agent_csv = metadata.agents, metadata.agent_csv
     arch_section, spec = _arch_section(arch, agents, list(dict.fromkeys(row.asm for row in rows)), warnings)
+    if agent_csv and arch_section["source"].startswith("agent_info"):
+        # said in the report and the plan, so a user sees which GPU's CSV decided
+        arch_section["source_file"] = source_label(agent_csv, directory)
     if arch_section["name"] is None:
         warnings.append(
             "architecture unknown (no --arch, no agent_info CSV next to the dispatch dir, no decisive "

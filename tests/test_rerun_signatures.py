@@ -48,15 +48,16 @@ def test_tree_signature_sees_csvs_of_the_bundle_above_but_not_other_captures(tmp
     meta = tmp_path / "exp" / "meta"
     meta.mkdir()
     (meta / "x_agent_info.csv").write_text("a\n")
-    other = tmp_path / "exp" / "other_capture"
-    _capture(other)
     root = dirs[0].parent
     base = rerun.tree_signature(root)
     (meta / "x_agent_info.csv").write_text("a,b\n")  # beside att/: in the bundle of big/'s dirs
     assert rerun.tree_signature(root) != base
+    other = tmp_path / "exp" / "other_capture"
+    _capture(other)  # exp/ now holds another capture's bundle (dispatch dirs + CSVs): not ours
     base = rerun.tree_signature(root)
-    csv = next(other.glob("*agent_info.csv"))  # another capture's bundle: not ours
+    csv = next(other.glob("*agent_info.csv"))
     csv.write_text(csv.read_text() + "\n")
+    (meta / "x_agent_info.csv").write_text("a,b,c\n")  # exp/ is outside the bundle now
     assert rerun.tree_signature(root) == base
 
 

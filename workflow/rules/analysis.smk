@@ -45,6 +45,7 @@ rule hotspots:
         capture_state=capture_state,
         topk=config["topk"],
         signature=dispatch_signature,
+        code=code_param("hotspot_analyzer.py"),
     run:
         run_script("hotspot_analyzer.py", input, output, params, wildcards, log)
         copy_atomically(output.json, output.kept)

@@ -13,7 +13,7 @@ from kerneltrace.errors import InputError  # noqa: E402
 from kerneltrace.readers.wavefile.reader import wave_files  # noqa: E402
 from kerneltrace.rocprof import jobfile  # noqa: E402
 from kerneltrace.rocprof.discover import read_tsv  # noqa: E402
-from kerneltrace.pipeline import configcheck, jobs, rerun  # noqa: E402
+from kerneltrace.pipeline import codesig, configcheck, jobs, rerun  # noqa: E402
 from kerneltrace.pipeline.manifest import read_manifest  # noqa: E402
 from kerneltrace.pipeline.runs import build_runs  # noqa: E402
 
@@ -164,6 +164,18 @@ def run_param(field):
 
     def value(wildcards):
         return getattr(run_spec(wildcards.run), field)
+
+    return value
+
+
+def code_param(script):
+    """Params function: signature of the code scripts/<script> runs (the script and every package
+    module and template it can load): an edit re-runs exactly the rules running that code
+    (kerneltrace/pipeline/codesig.py; every rule body is the same run_script call, so Snakemake's
+    own code trigger never sees it)."""
+
+    def value(wildcards):
+        return codesig.code_signature(os.path.join(REPO, "scripts", script))
 
     return value
 

@@ -17,6 +17,7 @@ rule batch_index:
     localrule: True
     params:
         runs=list(RUNS),
+        code=code_param("render_index.py"),
     run:
         run_script("render_index.py", input, output, params, wildcards, log)
 

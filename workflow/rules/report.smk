@@ -40,6 +40,7 @@ rule plan:
     localrule: True
     params:
         out_dir=plan_dir,
+        code=code_param("render_plan.py"),
     run:
         run_script("render_plan.py", input, output, params, wildcards, log)
 
