@@ -347,3 +347,18 @@ def _waves(directory: Path, table: CodeTable) -> dict:
 def analyze_dispatch(dispatch_dir: Path | str, **options: Unpack[AnalysisOptions]) -> dict:
     """The kerneltrace.hotspots/1 (/2 with waves) document of one dispatch dir."""
     return run_analysis(dispatch_dir, **options).document
+
+
+DROPPED_SCHEMA = "kerneltrace.dropped/1"
+
+
+def dropped_record(dispatch_dir: Path | str, error: BaseException) -> dict:
+    """The kerneltrace.dropped/1 record of a dispatch that could not be analysed: where and why
+    (an InputError's one line; any other error by its type, the traceback goes to the log)."""
+    reason = (f"{error.what}" + (f" ({error.where})" if error.where and error.where != str(dispatch_dir) else "")
+              if isinstance(error, InputError) else f"analysis failed: {type(error).__name__}: {error}")
+    name = parse_dispatch_name(Path(dispatch_dir))
+    return {"schema": DROPPED_SCHEMA, "tool": {"name": TOOL, "version": __version__},
+            "dispatch_dir": str(dispatch_dir),
+            "dispatch": {"agent": name.agent, "id": name.id, "label": name.label},
+            "reason": " ".join(reason.split())[:2000]}

@@ -7,6 +7,8 @@ checkpoint dispatches:
     output:
         manifest="results/{run}/dispatches.tsv",
         notes="results/{run}/dispatches.md",
+        # the entries dropped at discovery, for the plan and reports/{run}/dispatches.md
+        discovery="results/{run}/discovery.json",
     log:
         "logs/{run}/dispatches.log",
     localrule: True

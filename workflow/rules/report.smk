@@ -5,6 +5,7 @@ rule plan:
     # scripts/render_plan.py's main(argv), in this process (kerneltrace/pipeline/jobs.py)
     input:
         dispatches="results/{run}/dispatches.tsv",
+        discovery="results/{run}/discovery.json",
         hotspots=plan_hotspots,
         l2=plan_l2,
         # copies kept beside the plan so reports/{run}/ alone is a complete baseline
@@ -28,6 +29,8 @@ rule plan:
             category="Plan",
             labels={"run": "{run}", "format": "JSON"},
         ),
+        # every dispatch dir of the run: kept, dropped at discovery or by its analysis (and why)
+        dispatches_md="reports/{run}/dispatches.md",
         charts=report(
             directory("reports/{run}/charts"),
             patterns=["{name}.svg"],
