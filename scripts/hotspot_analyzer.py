@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the decode stage's report (results/RUN/att/KERNEL/decode.json): a truncated "
                              "capture is stated in capture_warnings")
     parser.add_argument("--waves", action="store_true", help="add the wave-level analysis (schema kerneltrace.hotspots/2)")
+    parser.add_argument("--keep", metavar="PATH", help="also write the JSON to PATH (the copy kept under reports/)")
     parser.add_argument("--drop-on-error", action="store_true",
                         help="a dispatch that cannot be analysed is a kerneltrace.dropped/1 record (JSON and "
                              "text say why; exit 0) instead of an error (the pipeline: one bad capture "
@@ -49,8 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from kerneltrace.atomic import refuse_input_overwrite
 
-    outputs = (args.json, args.text)
+    outputs = (args.json, args.text, args.keep)
     refuse_input_overwrite(outputs, (args.dispatch_dir, args.kernel_trace, args.agent_info, args.capture_report))
+    if args.keep and not args.json:
+        raise InputError("--keep needs --json", "command line", "add --json PATH")
     if not args.drop_on_error:
         return _analyse(args)
     from kerneltrace.hotspot_report import dropped_record
@@ -64,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc(file=sys.stderr)
         print(f"dropped {args.dispatch_dir}: {record['reason']}", file=sys.stderr)
         staged = [(args.json, atomic.json_text(record)), (args.text, f"dropped: {record['reason']}\n")]
+    if args.keep:
+        staged.append((args.keep, dict(staged)[args.json]))
     for path, text in staged:
         if path:
             atomic.write_text(path, text)
@@ -92,6 +97,8 @@ def _analyse(args: argparse.Namespace, staged: list | None = None) -> int:
         staged.append((args.json, json_text(document)))
     elif args.json:
         write_json(args.json, document)
+        if args.keep:
+            write_json(args.keep, document)
     if args.json == "-" and not args.text:
         return 0
     from kerneltrace.render.text import render_text
@@ -116,7 +123,7 @@ def _analyse(args: argparse.Namespace, staged: list | None = None) -> int:
 def snakemake_argv(smk) -> list[str]:
     """The command line of the hotspots rule (params.extra: --waves, --arch from the manifest/config)."""
     return [smk.params.dispatch_dir, "--topk", smk.params.topk, *smk.params.extra,
-            "--json", smk.output.json, "--text", smk.output.text]
+            "--json", smk.output.json, "--text", smk.output.text, "--keep", smk.output.kept]
 
 
 if __name__ == "__main__":

@@ -143,10 +143,17 @@ def run_script(script, input, output, params, wildcards, log):
         raise WorkflowError(f"{message} (log: {log[0]})")
 
 
-def copy_atomically(source, target):
+def copy_atomically(source, target, log):
+    """A rule body copying one file: a failure (a full disk) is one error line, also in the log."""
     from kerneltrace.atomic import write_bytes
 
-    write_bytes(Path(target), Path(source).read_bytes())
+    try:
+        write_bytes(Path(target), Path(source).read_bytes())
+    except OSError as err:  # the writer's WriteError (an InputError too), or the source unreadable
+        message = f"error: {err}" if isinstance(err, InputError) else f"error: {source}: {err.strerror}"
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(message + "\n")
+        raise WorkflowError(f"{message} (log: {log})")
 
 
 def all_targets(wildcards):

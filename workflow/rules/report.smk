@@ -59,4 +59,4 @@ rule keep_l2:
         "logs/{run}/keep_l2/{kernel}.log",
     localrule: True
     run:
-        copy_atomically(input[0], output[0])
+        copy_atomically(input[0], output[0], log[0])
