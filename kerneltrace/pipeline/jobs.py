@@ -38,7 +38,7 @@ from types import ModuleType, SimpleNamespace
 from typing import Any, TextIO
 
 from kerneltrace.atomic import confined_to
-from kerneltrace.errors import run_cli
+from kerneltrace.errors import InputError, run_cli
 
 _local = threading.local()
 _modules: dict[str, ModuleType] = {}
@@ -120,6 +120,21 @@ def _run_as_process(script: Path, argv: list[str], log_path: str) -> tuple[int, 
     if code < 0:  # killed by a signal: say which, as a shell would
         return code, _last_error(written) or f"error: {script.name} stopped by signal {-code}"
     return code, _last_error(written)
+
+
+def copy_file(source: str, target: str, log_path: str) -> str:
+    """Copy one file through the atomic writer (a rule body without a script): "" when done, else
+    the one ``error:`` line, also appended to the job's log (a full disk, an unreadable source)."""
+    from kerneltrace.atomic import write_bytes
+
+    try:
+        write_bytes(Path(target), Path(source).read_bytes())
+    except OSError as err:  # the writer's WriteError (an InputError too), or the source unreadable
+        message = f"error: {err}" if isinstance(err, InputError) else f"error: {source}: {err.strerror}"
+        with open(log_path, "a", encoding="utf-8") as handle:
+            handle.write(f"{message}\n")
+        return message
+    return ""
 
 
 def run_job(script: Path | str, log_path: str, *, input: Any = None, output: Any = None,  # noqa: A002

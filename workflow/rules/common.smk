@@ -144,15 +144,9 @@ def run_script(script, input, output, params, wildcards, log):
 
 
 def copy_atomically(source, target, log):
-    """A rule body copying one file: a failure (a full disk) is one error line, also in the log."""
-    from kerneltrace.atomic import write_bytes
-
-    try:
-        write_bytes(Path(target), Path(source).read_bytes())
-    except OSError as err:  # the writer's WriteError (an InputError too), or the source unreadable
-        message = f"error: {err}" if isinstance(err, InputError) else f"error: {source}: {err.strerror}"
-        with open(log, "a", encoding="utf-8") as handle:
-            handle.write(message + "\n")
+    """A rule body copying one file; a failure (a full disk) is one error line, also in the log."""
+    message = jobs.copy_file(source, target, log)
+    if message:
         raise WorkflowError(f"{message} (log: {log})")
 
 
@@ -185,6 +179,16 @@ def code_param(script):
         return codesig.code_signature(os.path.join(REPO, "scripts", script))
 
     return value
+
+
+def other_runs_param(wildcards):
+    """Signature of reports/*/summary.json of the runs NOT in this invocation (theirs are inputs)."""
+    others = sorted(
+        path
+        for path in Path("reports").glob("*/summary.json")
+        if path.parent.name not in RUNS
+    )
+    return rerun.files_signature(others)
 
 
 def run_env(wildcards):
