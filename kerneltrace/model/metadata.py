@@ -19,10 +19,13 @@ the kernel_trace CSV's prefix first.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import os
 import stat
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,20 +59,49 @@ def _stat(path: Path | str, follow: bool = True) -> os.stat_result | None:
         return None
 
 
-def _is_system(path: Path) -> bool:
-    real = os.path.realpath(path)
-    return real == "/" or real in SYSTEM_FOLDERS or real.startswith(("/proc/", "/sys/"))
+def _system_path(text: str) -> bool:
+    return text == "/" or text in SYSTEM_FOLDERS or text.startswith(("/proc/", "/sys/"))
+
+
+def _is_system(path: Path, resolve: bool = False) -> bool:
+    """`/`, /proc, /sys, /dev (and below /proc, /sys); ``resolve``: after following links (the
+    dispatch dir, each ancestor and each linked subfolder are resolved once; plain entries of
+    those need not be)."""
+    return _system_path(os.path.realpath(path) if resolve else os.path.abspath(path))
+
+
+_scope = threading.local()  # the folder listings of one search (find_metadata, find_csv_files)
+
+
+@contextlib.contextmanager
+def _one_search() -> Iterator[None]:
+    """Within this block a folder is listed once (a search asks for the same folders repeatedly)."""
+    outer = getattr(_scope, "listings", None)
+    if outer is None:
+        _scope.listings = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _scope.listings = None
 
 
 def _entries(folder: Path) -> list[os.DirEntry]:
     """The folder's entries, sorted by name; [] when it cannot be listed (or must never be)."""
-    if _is_system(folder):
-        return []
-    try:
-        with os.scandir(folder) as found:
-            return sorted(found, key=lambda entry: entry.name)
-    except (OSError, ValueError):
-        return []
+    listings = getattr(_scope, "listings", None)
+    key = os.path.abspath(folder)
+    if listings is not None and key in listings:
+        return listings[key]
+    entries: list[os.DirEntry] = []
+    if not _system_path(key):
+        try:
+            with os.scandir(folder) as found:
+                entries = sorted(found, key=lambda entry: entry.name)
+        except (OSError, ValueError):
+            entries = []
+    if listings is not None:
+        listings[key] = entries
+    return entries
 
 
 def _is_dir(entry: os.DirEntry, follow: bool = False) -> bool:
@@ -96,8 +128,10 @@ def _files(folder: Path, patterns: tuple[str, ...], owner: int | None = None) ->
                       if _is_dir(entry) and fnmatch.fnmatchcase(entry.name, head)]
             found.extend(sorted(path for place in places for path in _files(place, (tail,), owner)))
             continue
+        tail_text = pattern.rsplit("*", 1)[-1]  # the literal end (".csv"): a cheap first filter
         found.extend(folder / entry.name for entry in entries
-                     if fnmatch.fnmatchcase(entry.name, pattern) and _owned_file(entry, owner))
+                     if entry.name.endswith(tail_text) and fnmatch.fnmatchcase(entry.name, pattern)
+                     and _owned_file(entry, owner))
     return found
 
 
@@ -153,7 +187,7 @@ def _own_folder(path: Path, capture: _Capture) -> bool:
     """A folder (a link's target) of the capture's owner that not everybody may write to, not a
     system folder."""
     info = _stat(path)
-    return (info is not None and stat.S_ISDIR(info.st_mode) and not _is_system(path)
+    return (info is not None and stat.S_ISDIR(info.st_mode) and not _is_system(path, os.path.islink(path))
             and (capture.owner is None or info.st_uid == capture.owner)
             and not info.st_mode & stat.S_IWOTH)
 
@@ -175,7 +209,7 @@ def bundle_folders(folder: Path, came_from: Path, capture: _Capture | None = Non
 
 def _climb_stops(folder: Path, came_from: Path, capture: _Capture, level: int) -> bool:
     """True when ``folder`` (the parent of ``came_from``) is outside the capture's bundle."""
-    if os.path.realpath(folder) == "/" or os.path.ismount(came_from) or not _own_folder(folder, capture):
+    if _is_system(folder, resolve=True) or os.path.ismount(came_from) or not _own_folder(folder, capture):
         return True
     info = _stat(folder)
     if info is None or (capture.device is not None and info.st_dev != capture.device):
@@ -195,9 +229,21 @@ def _climb_stops(folder: Path, came_from: Path, capture: _Capture, level: int) -
 
 def bundle(dispatch_dir: Path) -> list[list[Path]]:
     """The folders searched per level, nearest first: [the dir], then each ancestor + subfolders."""
-    dispatch_dir = Path(dispatch_dir)
+    listings = getattr(_scope, "listings", None)
+    key = ("bundle", str(dispatch_dir))
+    if listings is not None and key in listings:
+        return listings[key]
+    levels = _bundle(Path(dispatch_dir))
+    if listings is not None:
+        listings[key] = levels
+    return levels
+
+
+def _bundle(dispatch_dir: Path) -> list[list[Path]]:
     capture = _capture_of(dispatch_dir)
     levels = [[dispatch_dir]]
+    if _is_system(dispatch_dir, resolve=True):
+        return levels
     folder = dispatch_dir  # kept relative while the given path allows: found paths read as given
     for level in range(1, BUNDLE_LEVELS + 1):
         came_from = folder.absolute()
@@ -219,15 +265,16 @@ def bundle_levels(dispatch_dir: Path, patterns: tuple[str, ...]) -> list[list[Pa
     another user owns are never part of the bundle.
     """
     dispatch_dir = Path(dispatch_dir)
-    owner = _capture_of(dispatch_dir).owner
-    prefer = dispatch_dir.absolute().parent.name + "_"
-    folders = bundle(dispatch_dir)
-    levels = [_files(dispatch_dir, patterns, owner)]
-    for places in folders[1:]:
-        here = [path for place in places for path in _files(place, patterns, owner)]
-        # a file named after the capture's folder ("big_agent_info.csv" for .../big/) wins
-        here.sort(key=lambda p: (not p.name.startswith(prefer), is_other_run(p), str(p)))
-        levels.append(here)
+    with _one_search():
+        owner = _capture_of(dispatch_dir).owner
+        prefer = dispatch_dir.absolute().parent.name + "_"
+        folders = bundle(dispatch_dir)
+        levels = [_files(dispatch_dir, patterns, owner) if not _is_system(dispatch_dir, True) else []]
+        for places in folders[1:]:
+            here = [path for place in places for path in _files(place, patterns, owner)]
+            # a file named after the capture's folder ("big_agent_info.csv" for .../big/) wins
+            here.sort(key=lambda p: (not p.name.startswith(prefer), is_other_run(p), str(p)))
+            levels.append(here)
     return levels
 
 
@@ -365,20 +412,21 @@ def find_metadata(
     kernel_filter: str | None = None,
 ) -> Metadata:
     """The kernel_trace row and GPU agents of one dispatch: explicit CSVs, else the bundle's."""
-    result = Metadata()
-    if kernel_trace_csv is not None:
-        result.trace = match_kernel_trace([Path(kernel_trace_csv)], dispatch_id, names, kernel_filter,
-                                          result.warnings)
-        if result.trace.row is None:
-            result.warnings.append(
-                f"{kernel_trace_csv}: no row for this dispatch (Dispatch_Id {dispatch_id}) or kernel name; "
-                "occupancy uses the ISA register scan only"
-            )
-    else:
-        result.trace = match_kernel_trace(nearest(dispatch_dir, KERNEL_TRACE), dispatch_id, names,
-                                          kernel_filter, result.warnings)
-    agent_csvs = [Path(agent_info_csv)] if agent_info_csv is not None else nearest(dispatch_dir, AGENT_INFO)
-    result.agents, result.agent_csv = match_agents(agent_csvs, result.trace, result.warnings)
+    with _one_search():  # one listing per folder for both lookups
+        result = Metadata()
+        if kernel_trace_csv is not None:
+            result.trace = match_kernel_trace([Path(kernel_trace_csv)], dispatch_id, names, kernel_filter,
+                                              result.warnings)
+            if result.trace.row is None:
+                result.warnings.append(
+                    f"{kernel_trace_csv}: no row for this dispatch (Dispatch_Id {dispatch_id}) or kernel name; "
+                    "occupancy uses the ISA register scan only"
+                )
+        else:
+            result.trace = match_kernel_trace(nearest(dispatch_dir, KERNEL_TRACE), dispatch_id, names,
+                                              kernel_filter, result.warnings)
+        agent_csvs = [Path(agent_info_csv)] if agent_info_csv is not None else nearest(dispatch_dir, AGENT_INFO)
+        result.agents, result.agent_csv = match_agents(agent_csvs, result.trace, result.warnings)
     return result
 
 
@@ -393,8 +441,9 @@ class CsvFiles:
 
 def find_csv_files(dispatch_dir: Path, dispatch_id: int | None, names: list[str]) -> CsvFiles:
     """find_metadata's choice of CSVs, plus the counter files of the nearest level holding any."""
-    found = find_metadata(dispatch_dir, dispatch_id, names)
-    return CsvFiles(found.trace.csv, found.agent_csv, nearest(dispatch_dir, COUNTERS))
+    with _one_search():
+        found = find_metadata(dispatch_dir, dispatch_id, names)
+        return CsvFiles(found.trace.csv, found.agent_csv, nearest(dispatch_dir, COUNTERS))
 
 
 def first_gpu_arch(folder: Path) -> str | None:
