@@ -46,8 +46,8 @@ def main() -> int:
     print("|---|---|---|---|")
     searches = []
     for item in dirs:
-        search = median_seconds(lambda: find_metadata(item.path, item.dispatch, [item.kernel]), args.repeat)
-        read = median_seconds(lambda: read_code_json(item.path / "code.json"), max(3, args.repeat // 4))
+        search = median_seconds(lambda item=item: find_metadata(item.path, item.dispatch, [item.kernel]), args.repeat)
+        read = median_seconds(lambda item=item: read_code_json(item.path / "code.json"), max(3, args.repeat // 4))
         searches.append(search)
         print(f"| `{item.path.relative_to(SHARED)}` | {search * 1e3:.2f} ms | {read * 1e3:.1f} ms "
               f"| {search / read:.2f} |")
