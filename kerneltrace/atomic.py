@@ -4,6 +4,11 @@
   renamed over the target, so readers never see half a file. The file gets the mode a plain
   ``open(path, "w")`` would give (0666 minus the umask), also when it replaces an older file.
 * A symlink is resolved first: its final target is replaced atomically and the link stays a link.
+  Never a link another user planted in a world-writable sticky folder (`/tmp`): the kernel's
+  ``protected_symlinks`` rule, which resolve-then-rename would get past, is applied here too. Inside
+  ``confined_to(root)`` (every pipeline job) a link whose target leaves ``root`` is refused.
+* A write that fails (disk full, quota, read-only filesystem, permission) is one ``InputError``
+  line naming the output and the reason; no temporary file is left behind.
 * A character device (``/dev/null``, a tty) or a FIFO is opened and written to directly (no temp
   file, nothing renamed): replacing it would delete the device or FIFO.
 * ``-`` is standard output.
@@ -24,6 +29,7 @@ import math
 import os
 import stat
 import sys
+import threading
 from pathlib import Path
 
 from kerneltrace.errors import InputError
@@ -58,15 +64,70 @@ def _current_umask() -> int:
     return mask
 
 
+_confinement = threading.local()
+
+
+@contextlib.contextmanager
+def confined_to(root: str | os.PathLike[str]) -> Iterator[None]:
+    """Within this block (this thread), an output symlink must not lead out of ``root``."""
+    previous = getattr(_confinement, "root", None)
+    _confinement.root = os.path.realpath(root)
+    try:
+        yield
+    finally:
+        _confinement.root = previous
+
+
+def within_confinement(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` resolves inside the ``confined_to`` root (always outside such a block)."""
+    root = getattr(_confinement, "root", None)
+    real = os.path.realpath(path)
+    return root is None or real == root or real.startswith(os.path.join(root, ""))
+
+
+def _planted_link(link: Path) -> bool:
+    """True for a symlink in a world-writable sticky folder that neither we nor the folder's owner
+    own (Linux fs.protected_symlinks: such links are not followed)."""
+    try:
+        link_info = os.lstat(link)
+        folder_info = os.stat(link.parent)
+    except OSError:
+        return False
+    shared = folder_info.st_mode & stat.S_IWOTH and folder_info.st_mode & stat.S_ISVTX
+    return bool(shared) and link_info.st_uid not in (os.geteuid(), folder_info.st_uid)
+
+
 def resolve_output(path: str | os.PathLike[str]) -> Path:
     """The file a write to ``path`` lands in: a symlink's final target, otherwise ``path`` itself."""
     target = Path(path)
     if target.is_symlink():
+        hop = target
+        for _ in range(40):  # every link on the way, as the kernel would check it
+            if not hop.is_symlink():
+                break
+            if _planted_link(hop):
+                raise InputError("output path is a symlink another user owns in a world-writable folder; "
+                                 "refusing to follow it", str(path), "remove the link or write elsewhere")
+            hop = hop.parent / os.readlink(hop)
         resolved = Path(os.path.realpath(target))
         if resolved.is_symlink():  # realpath gave up: a loop
             raise InputError("output path is a symlink loop", str(path), _FIX)
+        if not within_confinement(resolved):
+            raise InputError(f"output path is a symlink leading out of the working directory (to {resolved}); "
+                             "refusing to follow it", str(path), "remove the link and re-run")
         return resolved
     return target
+
+
+class WriteError(InputError, OSError):
+    """An output that could not be written: one ``error:`` line (an InputError to run_cli), still
+    an OSError to callers that handle those."""
+
+
+def _write_failed(err: OSError, target: Path) -> WriteError:
+    """One line for a failed write: which output, why, what to do."""
+    return WriteError(f"cannot write the output ({err.strerror or err})", str(target),
+                      "free disk space or fix the folder's permissions, then re-run")
 
 
 def _is_stream(target: Path) -> bool:
@@ -87,23 +148,32 @@ def _is_stream(target: Path) -> bool:
 
 
 def _stream(target: Path, data: bytes) -> None:
-    fd = os.open(target, os.O_WRONLY | os.O_NOCTTY)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_NOCTTY)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    except OSError as err:
+        raise _write_failed(err, target) from None
 
 
 def _stage(target: Path, data: bytes) -> str:
     """Write ``data`` to a fsynced temporary sibling of ``target`` with the umask's mode; its path."""
-    target.parent.mkdir(parents=True, exist_ok=True)
     import tempfile
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as err:
+        raise _write_failed(err, target) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), output_mode())
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+    except OSError as err:
+        _unlink(tmp)
+        raise _write_failed(err, target) from None
     except BaseException:
         _unlink(tmp)
         raise
@@ -135,6 +205,9 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     tmp = _stage(target, data)
     try:
         os.replace(tmp, target)
+    except OSError as err:
+        _unlink(tmp)
+        raise _write_failed(err, target) from None
     except BaseException:
         _unlink(tmp)
         raise
@@ -245,9 +318,11 @@ def write_many(outputs: Mapping[str | os.PathLike[str], bytes | str]) -> list[Pa
     for done, (tmp, target) in enumerate(staged):
         try:
             os.replace(tmp, target)
-        except BaseException:  # no temp file is left behind (the earlier renames stand)
+        except BaseException as err:  # no temp file is left behind (the earlier renames stand)
             for left, _target in staged[done:]:
                 _unlink(left)
+            if isinstance(err, OSError):
+                raise _write_failed(err, target) from None
             raise
     for target, payload, streamed in plan:
         if streamed:

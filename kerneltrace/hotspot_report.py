@@ -20,7 +20,7 @@ from kerneltrace.analysis.hotspots import (
     user_lines,
 )
 from kerneltrace.errors import InputError
-from kerneltrace.model.metadata import find_metadata
+from kerneltrace.model.metadata import find_metadata, source_label
 from kerneltrace.model.naming import parse_dispatch_name
 from kerneltrace.readers.codejson import PC_SAMPLING_REASONS, CodeRow, CodeTable, read_code_json
 from kerneltrace.readers.csvs import AgentInfo, KernelTraceRow
@@ -250,6 +250,9 @@ def run_analysis(
     trace_row, join = metadata.trace.row, metadata.trace.join
     agents, agent_csv = metadata.agents, metadata.agent_csv
     arch_section, spec = _arch_section(arch, agents, list(dict.fromkeys(row.asm for row in rows)), warnings)
+    if agent_csv and arch_section["source"].startswith("agent_info"):
+        # said in the report and the plan, so a user sees which GPU's CSV decided
+        arch_section["source_file"] = source_label(agent_csv, directory)
     if arch_section["name"] is None:
         warnings.append(
             "architecture unknown (no --arch, no agent_info CSV next to the dispatch dir, no decisive "
@@ -358,3 +361,18 @@ def _waves(directory: Path, table: CodeTable) -> dict:
 def analyze_dispatch(dispatch_dir: Path | str, **options: Unpack[AnalysisOptions]) -> dict:
     """The kerneltrace.hotspots/1 (/2 with waves) document of one dispatch dir."""
     return run_analysis(dispatch_dir, **options).document
+
+
+DROPPED_SCHEMA = "kerneltrace.dropped/1"
+
+
+def dropped_record(dispatch_dir: Path | str, error: BaseException) -> dict:
+    """The kerneltrace.dropped/1 record of a dispatch that could not be analysed: where and why
+    (an InputError's one line; any other error by its type, the traceback goes to the log)."""
+    reason = (f"{error.what}" + (f" ({error.where})" if error.where and error.where != str(dispatch_dir) else "")
+              if isinstance(error, InputError) else f"analysis failed: {type(error).__name__}: {error}")
+    name = parse_dispatch_name(Path(dispatch_dir))
+    return {"schema": DROPPED_SCHEMA, "tool": {"name": TOOL, "version": __version__},
+            "dispatch_dir": str(dispatch_dir),
+            "dispatch": {"agent": name.agent, "id": name.id, "label": name.label},
+            "reason": " ".join(reason.split())[:2000]}

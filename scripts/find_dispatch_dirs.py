@@ -24,14 +24,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kernel", help="regex: keep dispatch dirs whose kernel name matches")
     parser.add_argument("-o", "--output", type=Path, help="manifest TSV (default stdout); never under PATH")
     parser.add_argument("--notes", type=Path, help="also write the Markdown list (kept and skipped entries)")
+    parser.add_argument("--discovery", type=Path, help="also write the skipped entries as JSON (the plan lists them)")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="dispatch dirs found but all dropped: an empty list, not an error")
     args = parser.parse_args(argv)
     if (args.path is None) == (args.from_manifests is None):
         raise InputError("give a folder to search or --from-manifests, not both or neither",
                          "command line", "find_dispatch_dirs.py PATH  or  --from-manifests M.tsv ...")
     if args.path is not None:
-        rows, notes = from_folder(args.path, args.kernel)
+        rows, notes = from_folder(args.path, args.kernel, allow_empty=args.allow_empty)
         searched = f"searched {args.path}"
-        atomic.refuse_input_overwrite((args.output, args.notes), (args.path,))
+        atomic.refuse_input_overwrite((args.output, args.notes, args.discovery), (args.path,))
     else:
         rows, notes, searched = from_manifests(args.from_manifests), [], "captured by this run"
     text = manifest.manifest_tsv(rows)
@@ -41,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(text)
     if args.notes:
         atomic.write_text(args.notes, notes_markdown(rows, notes, searched))
+    if args.discovery:
+        atomic.write_json(args.discovery, {"schema": "kerneltrace.discovery/1", "searched": searched,
+                                           "kept": len(rows), "notes": notes})
     for note in notes:
         print(note, file=sys.stderr)
     return 0
@@ -49,10 +55,11 @@ def main(argv: list[str] | None = None) -> int:
 def snakemake_argv(smk) -> list[str]:
     """The command line of the dispatches checkpoint (dir runs search, cmd runs merge manifests)."""
     if smk.params.mode == "dir":
-        argv = [smk.params.search_dir] + ([f"--kernel={smk.params.kernel}"] if smk.params.kernel else [])
+        argv = [smk.params.search_dir, "--allow-empty"] + (
+            [f"--kernel={smk.params.kernel}"] if smk.params.kernel else [])
     else:
         argv = ["--from-manifests", *smk.input.decoded]
-    return [*argv, "-o", smk.output.manifest, "--notes", smk.output.notes]
+    return [*argv, "-o", smk.output.manifest, "--notes", smk.output.notes, "--discovery", smk.output.discovery]
 
 
 if __name__ == "__main__":

@@ -11,9 +11,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import traceback  # noqa: E402
 
+from kerneltrace import atomic  # noqa: E402
 from kerneltrace.cliargs import number  # noqa: E402
-from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.errors import InputError, run_cli  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,17 +38,50 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the decode stage's report (results/RUN/att/KERNEL/decode.json): a truncated "
                              "capture is stated in capture_warnings")
     parser.add_argument("--waves", action="store_true", help="add the wave-level analysis (schema kerneltrace.hotspots/2)")
+    parser.add_argument("--keep", metavar="PATH", help="also write the JSON to PATH (the copy kept under reports/)")
+    parser.add_argument("--drop-on-error", action="store_true",
+                        help="a dispatch that cannot be analysed is a kerneltrace.dropped/1 record (JSON and "
+                             "text say why; exit 0) instead of an error (the pipeline: one bad capture "
+                             "drops that capture only)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text
+    from kerneltrace.atomic import refuse_input_overwrite
+
+    outputs = (args.json, args.text, args.keep)
+    refuse_input_overwrite(outputs, (args.dispatch_dir, args.kernel_trace, args.agent_info, args.capture_report))
+    if args.keep and not args.json:
+        raise InputError("--keep needs --json", "command line", "add --json PATH")
+    if not args.drop_on_error:
+        return _analyse(args)
+    from kerneltrace.hotspot_report import dropped_record
+
+    try:
+        staged: list[tuple[str, object]] = []
+        _analyse(args, staged)
+    except Exception as err:  # noqa: BLE001 - one bad capture is one dropped capture (the log has why)
+        record = dropped_record(args.dispatch_dir, err)
+        if not isinstance(err, InputError):
+            traceback.print_exc(file=sys.stderr)
+        print(f"dropped {args.dispatch_dir}: {record['reason']}", file=sys.stderr)
+        staged = [(args.json, atomic.json_text(record)), (args.text, f"dropped: {record['reason']}\n")]
+    if args.keep:
+        staged.append((args.keep, dict(staged)[args.json]))
+    for path, text in staged:
+        if path:
+            atomic.write_text(path, text)
+    return 0
+
+
+def _analyse(args: argparse.Namespace, staged: list | None = None) -> int:
+    """The analysis and its reports; with ``staged``, the outputs are returned there, not written
+    (so a failure while rendering leaves nothing half-written)."""
+    from kerneltrace.atomic import json_text, refuse_input_overwrite, write_json, write_text
     from kerneltrace.hotspot_report import run_analysis
 
     outputs = (args.json, args.text)
-    refuse_input_overwrite(outputs, (args.dispatch_dir, args.kernel_trace, args.agent_info, args.capture_report))
-
     result = run_analysis(
         args.dispatch_dir,
         arch=args.arch,
@@ -59,8 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     document = result.document
     refuse_input_overwrite(outputs, [document.get("metadata", {}).get("agent_info_csv")])
-    if args.json:
+    if args.json and staged is not None:
+        staged.append((args.json, json_text(document)))
+    elif args.json:
         write_json(args.json, document)
+        if args.keep:
+            write_json(args.keep, document)
     if args.json == "-" and not args.text:
         return 0
     from kerneltrace.render.text import render_text
@@ -73,7 +112,10 @@ def main(argv: list[str] | None = None) -> int:
         context=args.context,
         sources=result.sources,
     )
-    write_text(args.text or "-", text)
+    if staged is not None:
+        staged.append((args.text or "-", text))
+    else:
+        write_text(args.text or "-", text)
     for warning in render_warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
@@ -82,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
 def snakemake_argv(smk) -> list[str]:
     """The command line of the hotspots rule (params.extra: --waves, --arch from the manifest/config)."""
     return [smk.params.dispatch_dir, "--topk", smk.params.topk, *smk.params.extra,
-            "--json", smk.output.json, "--text", smk.output.text]
+            "--json", smk.output.json, "--text", smk.output.text, "--keep", smk.output.kept]
 
 
 if __name__ == "__main__":

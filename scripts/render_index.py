@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Write reports/index.html: every run of a batch with a link to its plan (and regression verdict)."""
+"""Write reports/index.html: every run under reports/ (by name) with a link to its plan, kernel time,
+launch size and regression verdict."""
 
 import sys
 from pathlib import Path
@@ -8,18 +9,43 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
 
-from kerneltrace.analysis.compare.inputs import read_json  # noqa: E402
+from kerneltrace.analysis.compare.inputs import HOTSPOT_SCHEMA_PREFIX, read_json  # noqa: E402
 from kerneltrace.atomic import refuse_input_overwrite, write_text  # noqa: E402
-from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.render.index import render_index, run_row  # noqa: E402
+
+
+def reported_runs(reports: Path) -> list[str]:
+    """Every run with a summary under ``reports``, sorted by name."""
+    return sorted(p.parent.name for p in reports.glob("*/summary.json") if p.is_file())
+
+
+def _kept_hotspots(run_dir: Path, summary: dict) -> list[dict]:
+    """The run's kept hotspot documents, only when the summary lacks the launch facts they carry."""
+    entries = [d for k in summary.get("kernels") or [] if isinstance(k, dict)
+               for d in k.get("dispatches") or [] if isinstance(d, dict)]
+    if not entries or all(isinstance(d.get("launch"), dict) for d in entries):
+        return []
+    docs = []
+    for path in sorted((run_dir / "hotspots").glob("*.json")):
+        try:
+            doc = read_json(path)
+        except InputError:
+            continue  # a damaged copy: its row shows n/a, the index is still written
+        if isinstance(doc, dict) and str(doc.get("schema", "")).startswith(HOTSPOT_SCHEMA_PREFIX):
+            docs.append(doc)
+    return docs
 
 
 def write_index(reports: Path, runs: list[str], out: Path) -> None:
     documents = [(run, reports / run / "summary.json", reports / run / "regression.json") for run in runs]
     refuse_input_overwrite((out,), [path for _, *paths in documents for path in paths])
-    rows = [run_row(run, read_json(summary) if summary.is_file() else None,
-                    read_json(regression) if regression.is_file() else None)
-            for run, summary, regression in documents]
+    rows = []
+    for run, summary_path, regression_path in documents:
+        summary = read_json(summary_path) if summary_path.is_file() else None
+        summary = summary if isinstance(summary, dict) else None
+        rows.append(run_row(run, summary, read_json(regression_path) if regression_path.is_file() else None,
+                            _kept_hotspots(summary_path.parent, summary) if summary else []))
     write_text(out, render_index(rows))
 
 
@@ -29,14 +55,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="default: REPORTS/index.html")
     parser.add_argument("runs", nargs="*", help="run names (default: every REPORTS/*/summary.json)")
     args = parser.parse_args(argv)
-    runs = args.runs or sorted(p.parent.name for p in args.reports.glob("*/summary.json"))
+    runs = sorted(args.runs) if args.runs else reported_runs(args.reports)
     write_index(args.reports, runs, args.out or args.reports / "index.html")
     return 0
 
 
 def snakemake_argv(smk) -> list[str]:
-    """The command line of the batch_index rule."""
-    return ["--out", smk.output.html, str(Path(smk.output.html).parent), *smk.params.runs]
+    """The command line of the batch_index rule: every run under reports/, this invocation's and earlier ones."""
+    return ["--out", smk.output.html, str(Path(smk.output.html).parent)]
 
 
 if __name__ == "__main__":

@@ -3,7 +3,11 @@
 
 Command line:
     render_plan.py --hotspots H1.json [H2.json ...] [--l2 L1.json ...] --out-dir reports/RUN
-                   [--run RUN] [--charts]
+                   [--run RUN] [--charts] [--discovery DISCOVERY.json] [--manifest dispatches.tsv]
+
+A `kerneltrace.dropped/1` document among --hotspots (hotspot_analyzer --drop-on-error) is a
+dispatch left out with its reason; --discovery adds those discovery dropped. They are listed in
+the plan, summary.json and OUT_DIR/dispatches.md (with --manifest: also the kept ones).
 
 In the pipeline (workflow/rules/report.smk), `snakemake_argv` builds the same command line from
 the rule's input/output/params and `run_script` runs `main` with it.
@@ -23,8 +27,10 @@ from kerneltrace.errors import run_cli  # noqa: E402
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0] or None)
     parser.add_argument(
-        "--hotspots", nargs="+", type=Path, required=True, help="hotspot JSON files"
+        "--hotspots", nargs="*", type=Path, default=[], help="hotspot JSON files (or dropped records)"
     )
+    parser.add_argument("--discovery", type=Path, help="the dispatch list's discovery record (dropped entries)")
+    parser.add_argument("--manifest", type=Path, help="dispatches.tsv: the kept dispatch dirs for dispatches.md")
     parser.add_argument("--l2", nargs="*", type=Path, default=[], help="L2 JSON files (optional)")
     parser.add_argument("--out-dir", type=Path, required=True, help="e.g. reports/RUN")
     parser.add_argument("--run", default=None, help="run name shown in the plan title")
@@ -36,17 +42,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="the hotspot/L2 copies kept in OUT_DIR/hotspots and OUT_DIR/l2; other "
                              "JSON files there (dispatches no longer in the run) are removed")
     args = parser.parse_args(argv)
-    from kerneltrace.plan.inputs import load_plan_documents
+    from kerneltrace.plan.inputs import discovery_dropped, load_plan_documents
     from kerneltrace.render.plan import plan_outputs
 
     out = args.out_dir
-    inputs = args.hotspots + args.l2
-    hotspot_docs, l2_docs = load_plan_documents(args.hotspots, args.l2)
-    fixed = ("summary.json", "plan.md", "plan.html")
+    inputs = args.hotspots + args.l2 + [p for p in (args.discovery, args.manifest) if p]
+    discovery = _discovery(args.discovery)
+    hotspot_docs, l2_docs, dropped = load_plan_documents(
+        args.hotspots, args.l2, discovery_dropped(discovery.get("notes") or []))
+    fixed = ("summary.json", "plan.md", "plan.html", "dispatches.md")
     atomic.refuse_input_overwrite([out / name for name in fixed], inputs)  # before any rendering
     summary, files = plan_outputs(hotspot_docs, l2_docs, run=args.run, charts=args.charts,
                                   timelines=timeline_links(args.hotspots, hotspot_docs,
-                                                           args.timelines, out))
+                                                           args.timelines, out),
+                                  dropped=dropped)
+    if args.discovery or args.manifest or dropped:
+        files["dispatches.md"] = _dispatches_md(args.manifest, dropped, str(discovery.get("searched") or ""))
     # the chart files, whose names are known only now
     atomic.refuse_input_overwrite([out / name for name in files if name not in fixed], inputs)
     # all-or-nothing: a failing write leaves the previous plan.md/html/summary.json/charts whole
@@ -73,11 +84,32 @@ def timeline_links(hotspots: list[Path], docs: list[dict], timelines: list[Path]
             for path in timelines if path.stem in by_stem}
 
 
+def _discovery(path: Path | None) -> dict:
+    if path is None:
+        return {}
+    from kerneltrace.readers.regular import read_json
+
+    record = read_json(path, "discovery record", fix="re-run the dispatches step (it is regenerated)")
+    return record if isinstance(record, dict) else {}
+
+
+def _dispatches_md(manifest: Path | None, dropped: list[dict], searched: str) -> str:
+    """Every dispatch dir of the run: kept (minus those dropped by the analysis), and dropped with why."""
+    from kerneltrace.pipeline.dispatches import notes_markdown
+    from kerneltrace.pipeline.manifest import read_manifest
+
+    failed = {item["dispatch_dir"] for item in dropped if item["stage"] == "analysis"}
+    rows = [row for row in (read_manifest(manifest) if manifest else []) if row["dispatch_dir"] not in failed]
+    notes = [f"dropped {item['dispatch_dir']} ({item['stage']}): {item['reason']}" for item in dropped]
+    return notes_markdown(rows, notes, searched or "this run")
+
+
 def snakemake_argv(smk) -> list[str]:
     """The command line of the plan rule."""
     return ["--hotspots", *smk.input.hotspots, "--l2", *smk.input.l2, "--out-dir", smk.params.out_dir,
             f"--run={smk.wildcards.run}", "--charts", "--kept", *smk.input.kept,
-            "--timelines", *smk.input.timelines]
+            "--timelines", *smk.input.timelines,
+            "--discovery", smk.input.discovery, "--manifest", smk.input.dispatches]
 
 
 if __name__ == "__main__":

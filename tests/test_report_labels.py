@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 from pipeline_helpers import double_env, snakemake
@@ -66,16 +64,47 @@ def test_compare_names_the_twins_by_their_labels(twins):
 
 
 @pytest.mark.e2e
-def test_index_lists_only_the_runs_of_the_last_invocation(tmp_path, twins):
+def test_index_covers_every_run_under_reports_sorted(tmp_path, twins):
+    """Run `one` in a first invocation and `two` in a second: the index lists both (by name) with
+    kernel time and launch size from the kernel trace (issue 22 point 4; before, only `two`)."""
+    from kerneltrace import synth
+
     env = double_env(tmp_path)
-    caps = [Path(doc["dispatch_dir"]) for doc in twins]
     work = tmp_path / "w"
-    first = tmp_path / "first.yaml"
-    first.write_text(json.dumps({"runs": {"one": {"dir": str(caps[0])}, "two": {"dir": str(caps[1])}}}))
-    assert snakemake(work, env, "--configfile", str(first)).returncode == 0
-    second = tmp_path / "second.yaml"
-    second.write_text(json.dumps({"runs": {"two": {"dir": str(caps[1])}}}))
-    result = snakemake(work, env, "--configfile", str(second))
-    assert result.returncode == 0, result.stderr[-3000:]
+    capture_a, capture_b = tmp_path / "a", tmp_path / "b"
+    synth.write_att_run(capture_a, [synth_spec.demo_vec_add()], output_file="att", calls=1)
+    synth.write_att_run(capture_b, [synth_spec.demo_gemm()], output_file="att", calls=1)
+    first = snakemake(work, env, "--config", f"dir={capture_a}", "run=two_b")
+    assert first.returncode == 0, first.stderr[-3000:]
+    second = snakemake(work, env, "--config", f"dir={capture_b}", "run=one_a")
+    assert second.returncode == 0, second.stderr[-3000:]
     index = (work / "reports" / "index.html").read_text()
-    assert "two/plan.html" in index and "one/plan.html" not in index
+    assert "one_a/plan.html" in index and "two_b/plan.html" in index
+    assert index.index("one_a/plan.html") < index.index("two_b/plan.html")  # sorted, not by invocation
+    assert "µs" in index and "×1×1 / " in index  # kernel time and grid / workgroup per row
+    # nothing changed: nothing runs (the other runs' signature is stable)
+    again = snakemake(work, env, "--config", f"dir={capture_b}", "run=one_a")
+    assert again.returncode == 0 and "Nothing to be done" in again.stderr, again.stderr[-3000:]
+    # an earlier run removed: the index follows
+    import shutil
+
+    shutil.rmtree(work / "reports" / "two_b")
+    third = snakemake(work, env, "--config", f"dir={capture_b}", "run=one_a")
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert "two_b/plan.html" not in (work / "reports" / "index.html").read_text()
+
+
+def test_index_rows_carry_kernel_time_and_launch_size(twins):
+    summary = build_summary(twins, [], run="r")
+    docs = [dict(doc, metadata={**doc["metadata"], "kernel_trace": {
+        "duration_ns": 12_345, "grid_size": [1024, 1, 1], "workgroup_size": [256, 1, 1]}}) for doc in twins]
+    html = render_index([run_row("r", summary, None, docs)])
+    assert "12.3 µs" in html and "1024×1×1 / 256×1×1" in html
+    # a summary that carries a `launch` object (issue 21) is read first, no hotspot document needed
+    for kernel in summary["kernels"]:
+        for entry in kernel["dispatches"]:
+            entry["launch"] = {"grid_size": [2048, 2, 1], "workgroup_size": [64, 1, 1], "duration_ns": 2_500_000}
+    html = render_index([run_row("r", summary)])
+    assert "2,500.0 µs" in html and "2048×2×1 / 64×1×1" in html
+    unknown = render_index([run_row("r", build_summary(twins, [], run="r"))])
+    assert "n/a" in unknown

@@ -48,15 +48,16 @@ def test_tree_signature_sees_csvs_of_the_bundle_above_but_not_other_captures(tmp
     meta = tmp_path / "exp" / "meta"
     meta.mkdir()
     (meta / "x_agent_info.csv").write_text("a\n")
-    other = tmp_path / "exp" / "other_capture"
-    _capture(other)
     root = dirs[0].parent
     base = rerun.tree_signature(root)
     (meta / "x_agent_info.csv").write_text("a,b\n")  # beside att/: in the bundle of big/'s dirs
     assert rerun.tree_signature(root) != base
+    other = tmp_path / "exp" / "other_capture"
+    _capture(other)  # exp/ now holds another capture's bundle (dispatch dirs + CSVs): not ours
     base = rerun.tree_signature(root)
-    csv = next(other.glob("*agent_info.csv"))  # another capture's bundle: not ours
+    csv = next(other.glob("*agent_info.csv"))
     csv.write_text(csv.read_text() + "\n")
+    (meta / "x_agent_info.csv").write_text("a,b,c\n")  # exp/ is outside the bundle now
     assert rerun.tree_signature(root) == base
 
 
@@ -112,3 +113,45 @@ def test_tree_signature_sees_the_csvs_the_lookup_finds_through_a_symlinked_folde
     base = rerun.tree_signature(root)
     (real / "x_agent_info.csv").write_text("a,b\n")
     assert rerun.tree_signature(root) != base
+
+
+def _same_size_edit(path: Path) -> None:
+    """Change a byte in the middle and keep size and mtime (what `cp -p`, `touch -r`, rsync leave)."""
+    info = path.stat()
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle] = ord("7") if data[middle] != ord("7") else ord("8")
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert path.stat().st_size == info.st_size and path.stat().st_mtime_ns == info.st_mtime_ns
+
+
+def test_an_edit_that_keeps_size_and_mtime_changes_the_signatures(tmp_path):
+    dirs = _capture(tmp_path / "caps")
+    files = rerun.dispatch_files(dirs[0])
+    base_files, base_tree = rerun.files_signature(files), rerun.tree_signature(tmp_path / "caps")
+    _same_size_edit(dirs[0] / "code.json")
+    assert rerun.files_signature(files) != base_files
+    assert rerun.tree_signature(tmp_path / "caps") != base_tree
+    csv = next((tmp_path / "caps").glob("*kernel_trace.csv"))
+    before = rerun.tree_signature(tmp_path / "caps")
+    _same_size_edit(csv)
+    assert rerun.tree_signature(tmp_path / "caps") != before
+
+
+def test_symlinked_dispatch_dirs_are_in_the_signatures(tmp_path):
+    store = tmp_path / "store"
+    real = _capture(store / "one")
+    other = _capture(store / "two")
+    caps = tmp_path / "caps"
+    caps.mkdir()
+    base = rerun.tree_signature(caps)
+    link = caps / real[0].name
+    link.symlink_to(real[0], target_is_directory=True)
+    added = rerun.tree_signature(caps)
+    assert added != base  # adding a symlinked dispatch dir changes the list
+    before = rerun.files_signature(rerun.dispatch_files(link))
+    link.unlink()
+    link.symlink_to(other[0], target_is_directory=True)  # same name, another capture
+    assert rerun.tree_signature(caps) != added
+    assert rerun.files_signature(rerun.dispatch_files(link)) != before

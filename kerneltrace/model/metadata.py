@@ -2,7 +2,13 @@
 
 The capture bundle is the dispatch dir and up to BUNDLE_LEVELS folders above it, each with its
 direct subfolders that hold no other dispatch dirs (FlyDSL keeps `compute_viewer/*_agent_info.csv`
-beside `att_viewer/big/…`). The search depends only on the dispatch dir, never on the folder a
+beside `att_viewer/big/…`; rocprofv3 writes `<out>/<host>/<pid>_agent_info.csv` beside the
+`ui_output_*` dirs). The bundle is bounded (``bundle``): the climb stops below `/`, below the
+parent of a mount point, at a folder another user owns or anyone may write to (`/tmp`), at a system
+folder (`/proc`, `/sys`, `/dev`), and at a folder that holds other captures' bundles (a subfolder
+with dispatch dirs and metadata CSVs of its own). Files and subfolders owned by another user than
+the dispatch dir's owner (a linked subfolder: its target's owner) are never looked at; every
+filesystem error is a skip. The search depends only on the dispatch dir, never on the folder a
 user pointed at, so the CLI on a dispatch dir and the pipeline on it or any parent give the same
 answer. The nearest level holding a file of the kind is used; farther ones are never mixed in. A kernel_trace CSV is matched by content: a row of the same run with this dispatch's id
 (and, when both are known, a kernel name that agrees), else a row with the kernel's exact name
@@ -13,12 +19,16 @@ the kernel_trace CSV's prefix first.
 
 from __future__ import annotations
 
+import contextlib
+import fnmatch
 import functools
 import os
+import stat
+import threading
 from pathlib import Path
 
 from kerneltrace.errors import InputError
-from kerneltrace.model.naming import DISPATCH_RE, is_dispatch_dir
+from kerneltrace.model.naming import DISPATCH_RE
 from kerneltrace.readers.csvs import (
     AgentInfo,
     KernelTraceRow,
@@ -29,86 +39,260 @@ from kerneltrace.readers.csvs import (
 )
 from kerneltrace.records import field, record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the CLI start-up path)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 BUNDLE_LEVELS = 3  # folders searched above the dispatch dir (parent, grandparent, great-grandparent)
 KERNEL_TRACE = ("*kernel_trace*.csv",)
 AGENT_INFO = ("*agent_info*.csv",)
 COUNTERS = ("*counter_collection.csv", "pass_*/*counter_collection.csv")
 OTHER_RUN_PREFIXES = ("discover_",)  # the discovery run: its Dispatch_Id numbers another run
+SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")  # never listed, nor anything below /proc and /sys
+SCAN_LIMIT = 2000  # entries looked at per subfolder check; a larger folder counts as holding captures
 
 
 def is_other_run(path: Path) -> bool:
     return path.name.startswith(OTHER_RUN_PREFIXES)
 
 
-def _files(folder: Path, patterns: tuple[str, ...]) -> list[Path]:
-    found: list[Path] = []
+def _stat(path: Path | str, follow: bool = True) -> os.stat_result | None:
     try:
-        for pattern in patterns:
-            found.extend(sorted(p for p in folder.glob(pattern) if p.is_file()))
+        return os.stat(path, follow_symlinks=follow)
+    except (OSError, ValueError):
+        return None
+
+
+def _system_path(text: str) -> bool:
+    return text == "/" or text in SYSTEM_FOLDERS or text.startswith(("/proc/", "/sys/"))
+
+
+def _is_system(path: Path, resolve: bool = False) -> bool:
+    """`/`, /proc, /sys, /dev (and below /proc, /sys); ``resolve``: after following links (the
+    dispatch dir, each ancestor and each linked subfolder are resolved once; plain entries of
+    those need not be)."""
+    return _system_path(os.path.realpath(path) if resolve else os.path.abspath(path))
+
+
+_scope = threading.local()  # the folder listings of one search (find_metadata, find_csv_files)
+
+
+@contextlib.contextmanager
+def _one_search() -> Iterator[None]:
+    """Within this block a folder is listed once (a search asks for the same folders repeatedly)."""
+    outer = getattr(_scope, "listings", None)
+    if outer is None:
+        _scope.listings = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _scope.listings = None
+
+
+def _entries(folder: Path) -> list[os.DirEntry]:
+    """The folder's entries, sorted by name; [] when it cannot be listed (or must never be)."""
+    listings = getattr(_scope, "listings", None)
+    key = os.path.abspath(folder)
+    if listings is not None and key in listings:
+        return listings[key]
+    entries: list[os.DirEntry] = []
+    if not _system_path(key):
+        try:
+            with os.scandir(folder) as found:
+                entries = sorted(found, key=lambda entry: entry.name)
+        except (OSError, ValueError):
+            entries = []
+    if listings is not None:
+        listings[key] = entries
+    return entries
+
+
+def _is_dir(entry: os.DirEntry, follow: bool = False) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=follow)
     except OSError:
-        return []
+        return False
+
+
+def _owned_file(entry: os.DirEntry, owner: int | None) -> bool:
+    """A regular file (a link is followed) owned by ``owner`` (any owner when None)."""
+    info = _stat(entry.path)
+    return info is not None and stat.S_ISREG(info.st_mode) and (owner is None or info.st_uid == owner)
+
+
+def _files(folder: Path, patterns: tuple[str, ...], owner: int | None = None) -> list[Path]:
+    """Regular files of ``folder`` matching the patterns (``pass_*/*.csv``: one folder down)."""
+    found: list[Path] = []
+    entries = _entries(folder)
+    for pattern in patterns:
+        head, _, tail = pattern.rpartition("/")
+        if head:
+            places = [folder / entry.name for entry in entries
+                      if _is_dir(entry) and fnmatch.fnmatchcase(entry.name, head)]
+            found.extend(sorted(path for place in places for path in _files(place, (tail,), owner)))
+            continue
+        tail_text = pattern.rsplit("*", 1)[-1]  # the literal end (".csv"): a cheap first filter
+        found.extend(folder / entry.name for entry in entries
+                     if entry.name.endswith(tail_text) and fnmatch.fnmatchcase(entry.name, pattern)
+                     and _owned_file(entry, owner))
     return found
 
 
-def _subfolders(folder: Path) -> list[Path]:
-    try:
-        return sorted(p for p in folder.iterdir() if p.is_dir() and not DISPATCH_RE.match(p.name))
-    except OSError:
-        return []
+def _has_code_json(folder: str) -> bool:
+    info = _stat(os.path.join(folder, "code.json"))
+    return info is not None and stat.S_ISREG(info.st_mode)
 
 
-def holds_captures(folder: Path, limit: int = 2000) -> bool:
+def holds_captures(folder: Path, limit: int = SCAN_LIMIT) -> bool:
     """True when dispatch dirs sit in the folder or one level down: another capture's bundle.
 
     A folder too large to look through counts as holding captures (it is not searched).
     """
     seen = 0
-    pending = [(folder, 0)]
+    pending = [(Path(folder), 0)]
     while pending:
         here, depth = pending.pop()
-        try:
-            entries = [entry for entry in os.scandir(here) if entry.is_dir(follow_symlinks=False)]
-        except OSError:
-            continue
-        for entry in entries:
+        for entry in _entries(here):
+            if not _is_dir(entry):
+                continue
             seen += 1
             if seen > limit:
                 return True
-            if is_dispatch_dir(Path(entry.path)):
+            if DISPATCH_RE.match(entry.name) or _has_code_json(entry.path):
                 return True
             if depth == 0:
                 pending.append((Path(entry.path), 1))
     return False
 
 
-def bundle_folders(folder: Path, came_from: Path) -> list[Path]:
+def _holds_metadata(folder: Path, owner: int | None) -> bool:
+    """Kernel-trace or agent-info CSVs in the folder or one level down."""
+    patterns = KERNEL_TRACE + AGENT_INFO
+    if _files(folder, patterns, owner):
+        return True
+    return any(_files(Path(entry.path), patterns, owner) for entry in _entries(folder) if _is_dir(entry))
+
+
+@record(frozen=True)
+class _Capture:
+    """Whose files the bundle may hold: the dispatch dir's owner and filesystem."""
+
+    owner: int | None
+    device: int | None
+
+
+def _capture_of(dispatch_dir: Path) -> _Capture:
+    info = _stat(dispatch_dir)
+    return _Capture(info.st_uid if info else None, info.st_dev if info else None)
+
+
+def _own_folder(path: Path, capture: _Capture) -> bool:
+    """A folder (a link's target) of the capture's owner that not everybody may write to, not a
+    system folder."""
+    info = _stat(path)
+    return (info is not None and stat.S_ISDIR(info.st_mode) and not _is_system(path, os.path.islink(path))
+            and (capture.owner is None or info.st_uid == capture.owner)
+            and not info.st_mode & stat.S_IWOTH)
+
+
+def _subfolders(folder: Path, capture: _Capture) -> list[Path]:
+    """Direct subfolders (a linked one when its target is the owner's too), no dispatch dirs."""
+    return [folder / entry.name for entry in _entries(folder)
+            if _is_dir(entry, follow=True) and not DISPATCH_RE.match(entry.name)
+            and _own_folder(folder / entry.name, capture)]
+
+
+def bundle_folders(folder: Path, came_from: Path, capture: _Capture | None = None) -> list[Path]:
     """The folders a bundle searches one level up: ``folder`` and its subfolders but ``came_from``
     (absolute) and those holding dispatch dirs (other captures' bundles)."""
-    return [folder, *(sub for sub in _subfolders(folder)
+    capture = capture or _Capture(None, None)
+    return [folder, *(sub for sub in _subfolders(folder, capture)
                       if sub.absolute() != came_from and not holds_captures(sub))]
 
 
-def bundle_levels(dispatch_dir: Path, patterns: tuple[str, ...]) -> list[list[Path]]:
-    """Matching files per level, nearest first: the dir itself, then each ancestor + its subfolders.
+def _climb_stops(folder: Path, came_from: Path, capture: _Capture, level: int) -> bool:
+    """True when ``folder`` (the parent of ``came_from``) is outside the capture's bundle."""
+    if _is_system(folder, resolve=True) or os.path.ismount(came_from) or not _own_folder(folder, capture):
+        return True
+    info = _stat(folder)
+    if info is None or (capture.device is not None and info.st_dev != capture.device):
+        return True
+    for entry in _entries(folder):
+        sub = Path(entry.path)
+        if not _is_dir(entry) or sub.absolute() == came_from:
+            continue
+        if DISPATCH_RE.match(entry.name) or _has_code_json(entry.path):
+            if level > 1:  # the parent's other dispatch dirs are the same capture
+                return True
+            continue
+        if holds_captures(sub) and _holds_metadata(sub, capture.owner):
+            return True  # a sibling capture with its own CSVs: this folder holds several bundles
+    return False
 
-    Subfolders holding other dispatch dirs are other captures' bundles and are not searched.
-    """
-    dispatch_dir = Path(dispatch_dir)
-    prefer = dispatch_dir.absolute().parent.name + "_"
-    levels = [_files(dispatch_dir, patterns)]
+
+def bundle(dispatch_dir: Path) -> list[list[Path]]:
+    """The folders searched per level, nearest first: [the dir], then each ancestor + subfolders."""
+    listings = getattr(_scope, "listings", None)
+    key = ("bundle", str(dispatch_dir))
+    if listings is not None and key in listings:
+        return listings[key]
+    levels = _bundle(Path(dispatch_dir))
+    if listings is not None:
+        listings[key] = levels
+    return levels
+
+
+def _bundle(dispatch_dir: Path) -> list[list[Path]]:
+    capture = _capture_of(dispatch_dir)
+    levels = [[dispatch_dir]]
+    if _is_system(dispatch_dir, resolve=True):
+        return levels
     folder = dispatch_dir  # kept relative while the given path allows: found paths read as given
-    for _ in range(BUNDLE_LEVELS):
+    for level in range(1, BUNDLE_LEVELS + 1):
         came_from = folder.absolute()
         if folder.parent == folder:
             if folder.is_absolute():
                 break
             folder = folder.absolute()
         folder = folder.parent
-        here = [path for place in bundle_folders(folder, came_from) for path in _files(place, patterns)]
-        # a file named after the capture's folder ("big_agent_info.csv" for .../big/) wins
-        here.sort(key=lambda p: (not p.name.startswith(prefer), is_other_run(p), str(p)))
-        levels.append(here)
+        if _climb_stops(folder, came_from, capture, level):
+            break
+        levels.append(bundle_folders(folder, came_from, capture))
     return levels
+
+
+def bundle_levels(dispatch_dir: Path, patterns: tuple[str, ...]) -> list[list[Path]]:
+    """Matching files per level, nearest first: the dir itself, then each ancestor + its subfolders.
+
+    Subfolders holding other dispatch dirs are other captures' bundles and are not searched; files
+    another user owns are never part of the bundle.
+    """
+    dispatch_dir = Path(dispatch_dir)
+    with _one_search():
+        owner = _capture_of(dispatch_dir).owner
+        prefer = dispatch_dir.absolute().parent.name + "_"
+        folders = bundle(dispatch_dir)
+        levels = [_files(dispatch_dir, patterns, owner) if not _is_system(dispatch_dir, True) else []]
+        for places in folders[1:]:
+            here = [path for place in places for path in _files(place, patterns, owner)]
+            # a file named after the capture's folder ("big_agent_info.csv" for .../big/) wins
+            here.sort(key=lambda p: (not p.name.startswith(prefer), is_other_run(p), str(p)))
+            levels.append(here)
+    return levels
+
+
+def source_label(csv_path: Path | str | None, dispatch_dir: Path | str) -> str | None:
+    """Where a metadata CSV sits, as a user reads it: relative to the folder it shares with the
+    dispatch dir ("compute_viewer/big_agent_info.csv"), or its own name beside the capture."""
+    if not csv_path:
+        return None
+    csv_abs, directory = os.path.abspath(csv_path), os.path.abspath(dispatch_dir)
+    try:
+        common = os.path.commonpath([csv_abs, directory])
+    except ValueError:
+        return str(csv_path)
+    return os.path.relpath(csv_abs, common)
 
 
 def nearest(dispatch_dir: Path, patterns: tuple[str, ...]) -> list[Path]:
@@ -232,20 +416,21 @@ def find_metadata(
     kernel_filter: str | None = None,
 ) -> Metadata:
     """The kernel_trace row and GPU agents of one dispatch: explicit CSVs, else the bundle's."""
-    result = Metadata()
-    if kernel_trace_csv is not None:
-        result.trace = match_kernel_trace([Path(kernel_trace_csv)], dispatch_id, names, kernel_filter,
-                                          result.warnings)
-        if result.trace.row is None:
-            result.warnings.append(
-                f"{kernel_trace_csv}: no row for this dispatch (Dispatch_Id {dispatch_id}) or kernel name; "
-                "occupancy uses the ISA register scan only"
-            )
-    else:
-        result.trace = match_kernel_trace(nearest(dispatch_dir, KERNEL_TRACE), dispatch_id, names,
-                                          kernel_filter, result.warnings)
-    agent_csvs = [Path(agent_info_csv)] if agent_info_csv is not None else nearest(dispatch_dir, AGENT_INFO)
-    result.agents, result.agent_csv = match_agents(agent_csvs, result.trace, result.warnings)
+    with _one_search():  # one listing per folder for both lookups
+        result = Metadata()
+        if kernel_trace_csv is not None:
+            result.trace = match_kernel_trace([Path(kernel_trace_csv)], dispatch_id, names, kernel_filter,
+                                              result.warnings)
+            if result.trace.row is None:
+                result.warnings.append(
+                    f"{kernel_trace_csv}: no row for this dispatch (Dispatch_Id {dispatch_id}) or kernel name; "
+                    "occupancy uses the ISA register scan only"
+                )
+        else:
+            result.trace = match_kernel_trace(nearest(dispatch_dir, KERNEL_TRACE), dispatch_id, names,
+                                              kernel_filter, result.warnings)
+        agent_csvs = [Path(agent_info_csv)] if agent_info_csv is not None else nearest(dispatch_dir, AGENT_INFO)
+        result.agents, result.agent_csv = match_agents(agent_csvs, result.trace, result.warnings)
     return result
 
 
@@ -260,8 +445,9 @@ class CsvFiles:
 
 def find_csv_files(dispatch_dir: Path, dispatch_id: int | None, names: list[str]) -> CsvFiles:
     """find_metadata's choice of CSVs, plus the counter files of the nearest level holding any."""
-    found = find_metadata(dispatch_dir, dispatch_id, names)
-    return CsvFiles(found.trace.csv, found.agent_csv, nearest(dispatch_dir, COUNTERS))
+    with _one_search():
+        found = find_metadata(dispatch_dir, dispatch_id, names)
+        return CsvFiles(found.trace.csv, found.agent_csv, nearest(dispatch_dir, COUNTERS))
 
 
 def first_gpu_arch(folder: Path) -> str | None:

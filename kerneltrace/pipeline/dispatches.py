@@ -10,10 +10,16 @@ from kerneltrace.model import dispatchdir
 from kerneltrace.pipeline import manifest, rerun
 
 
-def from_folder(search_dir: Path, kernel: str | None = None) -> tuple[list[dict[str, str]], list[str]]:
-    """dir= runs: manifest rows of the usable dispatch dirs under a folder (kernel regex applied), notes."""
+def from_folder(search_dir: Path, kernel: str | None = None, *,
+                allow_empty: bool = False) -> tuple[list[dict[str, str]], list[str]]:
+    """dir= runs: manifest rows of the usable dispatch dirs under a folder (kernel regex applied), notes.
+
+    ``allow_empty``: dispatch dirs found but every one dropped (empty traces, broken code.json) is
+    an empty list with the notes, so the plan can say why (nothing found at all stays an error)."""
     found = dispatchdir.find_dispatch_dirs(search_dir)
     if not found.kept:
+        if allow_empty and any(note.startswith("dropped ") for note in found.notes):
+            return [], found.notes
         raise dispatchdir.no_dispatch_dirs_error(search_dir, found.notes)
     kept = found.kept
     if kernel:

@@ -18,21 +18,27 @@ by the script itself:
   (pipeline/stopping.py) and a crashing capture cannot take Snakemake down with it.
 
 Either way bad input is exit code 2 with one ``error:`` line in the log (run_cli), which the rule
-raises as its WorkflowError with the log's path.
+raises as its WorkflowError with the log's path. Any other exception of a thread job (a bug, a
+failing disk) is written to the log with its traceback, and the job fails with one ``error:`` line
+naming it: the log is never empty. A thread job's outputs never follow a symlink out of the
+working directory (``atomic.confined_to``).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 import threading
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any, TextIO
 
-from kerneltrace.errors import run_cli
+from kerneltrace.atomic import confined_to
+from kerneltrace.errors import InputError, run_cli
 
 _local = threading.local()
 _modules: dict[str, ModuleType] = {}
@@ -116,6 +122,21 @@ def _run_as_process(script: Path, argv: list[str], log_path: str) -> tuple[int, 
     return code, _last_error(written)
 
 
+def copy_file(source: str, target: str, log_path: str) -> str:
+    """Copy one file through the atomic writer (a rule body without a script): "" when done, else
+    the one ``error:`` line, also appended to the job's log (a full disk, an unreadable source)."""
+    from kerneltrace.atomic import write_bytes
+
+    try:
+        write_bytes(Path(target), Path(source).read_bytes())
+    except OSError as err:  # the writer's WriteError (an InputError too), or the source unreadable
+        message = f"error: {err}" if isinstance(err, InputError) else f"error: {source}: {err.strerror}"
+        with open(log_path, "a", encoding="utf-8") as handle:
+            handle.write(f"{message}\n")
+        return message
+    return ""
+
+
 def run_job(script: Path | str, log_path: str, *, input: Any = None, output: Any = None,  # noqa: A002
             params: Any = None, wildcards: Any = None, log: Sequence[str] = ()) -> tuple[int, str]:
     """Run ``main(snakemake_argv(job))`` of ``script`` for one rule job, its output in ``log_path``.
@@ -135,10 +156,16 @@ def run_job(script: Path | str, log_path: str, *, input: Any = None, output: Any
             argv = [str(arg) for arg in module.snakemake_argv(job)]
             own_process = bool(getattr(module, "OWN_PROCESS", False))
             if not own_process:
-                code = run_cli(module.main, argv)
+                with confined_to(os.getcwd()):
+                    code = run_cli(module.main, argv)
         except SystemExit as stop:
             own_process = False
             code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        except Exception as err:  # noqa: BLE001 - reported in the log, then as the job's one line
+            own_process = False
+            traceback.print_exc(file=sink)
+            sink.write(f"error: {Path(script).name} failed: {type(err).__name__}: {err}\n")
+            code = 1
         finally:
             _local.log = None
     if own_process:

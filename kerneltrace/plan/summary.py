@@ -65,8 +65,12 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None) -> dict:
     return entry
 
 
-def build_summary(hotspot_docs: list[dict], l2_docs: list[dict], run: str | None = None) -> dict:
-    """Group dispatches by kernel (first-seen order) and run every rule on each dispatch."""
+def build_summary(hotspot_docs: list[dict], l2_docs: list[dict], run: str | None = None,
+                  dropped: list[dict] | None = None) -> dict:
+    """Group dispatches by kernel (first-seen order) and run every rule on each dispatch.
+
+    ``dropped``: dispatch dirs left out of the plan, each ``{dispatch_dir, stage, reason}``
+    (stage "discovery" or "analysis"), listed in the summary and the plan."""
     kernels: dict[str, dict] = {}
     for doc, label in zip(hotspot_docs, dispatch_labels(hotspot_docs), strict=True):
         name = doc.get("kernel") or "(unknown kernel)"
@@ -84,4 +88,5 @@ def build_summary(hotspot_docs: list[dict], l2_docs: list[dict], run: str | None
                              for kernel in kernels.values() for entry in kernel["dispatches"]
                              for warning in entry["capture_warnings"]],
         "kernels": list(kernels.values()),
+        "dropped": list(dropped or []),
     }

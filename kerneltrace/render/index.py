@@ -1,4 +1,4 @@
-"""reports/index.html for a batch: one row per run linking its plan (Jinja2, autoescaped)."""
+"""reports/index.html: one row per run under reports/ linking its plan, with kernel time and launch size (Jinja2, autoescaped)."""
 
 from __future__ import annotations
 
@@ -25,17 +25,56 @@ class RunRow:
     regression_md: str | None = None
 
 
+def _triple(value: object) -> str | None:
+    """[x, y, z] (or a number) as "x×y×z"; None when it is not a list of integers."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (list, tuple)) and value and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return "×".join(str(v) for v in value)
+    return None
+
+
+def launch_facts(entry: Mapping[str, Any], hotspot_doc: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Kernel time (ns) and launch size of one dispatch: the summary entry's ``launch`` object when
+    it has one, else the kernel-trace row its hotspot document carries (metadata.kernel_trace)."""
+    sources = []
+    if isinstance(entry.get("launch"), Mapping):
+        sources.append(entry["launch"])
+    meta = (hotspot_doc or {}).get("metadata") if isinstance(hotspot_doc, Mapping) else None
+    if isinstance(meta, Mapping) and isinstance(meta.get("kernel_trace"), Mapping):
+        sources.append(meta["kernel_trace"])
+
+    def first(*keys: str) -> object:
+        for source in sources:
+            for key in keys:
+                if source.get(key) is not None:
+                    return source[key]
+        return None
+
+    duration = first("duration_ns", "kernel_time_ns")
+    return {
+        "duration_ns": duration if isinstance(duration, (int, float)) and not isinstance(duration, bool)
+        and duration >= 0 else None,
+        "grid": _triple(first("grid_size", "grid")),
+        "workgroup": _triple(first("workgroup_size", "workgroup")),
+    }
+
+
 def run_row(
-    name: str, summary: Mapping[str, Any] | None, regression: Mapping[str, Any] | None = None
+    name: str, summary: Mapping[str, Any] | None, regression: Mapping[str, Any] | None = None,
+    hotspot_docs: list[Mapping[str, Any]] | None = None,
 ) -> RunRow:
-    """Build one index row from a run's summary (and regression) documents."""
+    """Build one index row from a run's summary (and regression, and kept hotspot) documents."""
+    by_dir = {str(doc.get("dispatch_dir")): doc for doc in hotspot_docs or [] if isinstance(doc, Mapping)}
     kernels = []
     for kernel in (summary or {}).get("kernels") or []:
         dispatches = kernel.get("dispatches") or []
         # one value per dispatch, never a sum: dispatches grouped under one name (unknown kernels,
         # truncated template names) need not be the same kernel, and stall is not time
         stalls = [
-            {"label": _dispatch_label(d), "stall_cycles": (d.get("totals") or {}).get("stall_cycles")}
+            {"label": _dispatch_label(d), "stall_cycles": (d.get("totals") or {}).get("stall_cycles"),
+             **launch_facts(d, by_dir.get(str(d.get("dispatch_dir"))))}
             for d in dispatches
         ]
         findings = [f for d in dispatches for f in d.get("findings") or []]
@@ -70,6 +109,13 @@ def _cycles(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "n/a"
 
 
+def _duration(value: object) -> str:
+    """Nanoseconds as µs (ms above 10 ms); "n/a" when unknown."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "n/a"
+    return f"{value / 1e6:,.2f} ms" if value >= 1e7 else f"{value / 1e3:,.1f} µs"
+
+
 def render_index(
     rows: list[RunRow], template_dir: Path = TEMPLATE_DIR, title: str = "kernel-trace-analysis runs"
 ) -> str:
@@ -82,4 +128,5 @@ def render_index(
         undefined=jinja2.StrictUndefined,
     )
     env.filters["cycles"] = _cycles
+    env.filters["duration"] = _duration
     return env.get_template(TEMPLATE).render(title=title, runs=rows)

@@ -276,16 +276,20 @@ def render_html(
     return template.render(summary=summary, kernels=kernels, l2_docs=l2_docs or [], explorer=explorer)
 
 
+NO_CHARTS = "charts/README.txt"  # written when a run has nothing to chart: the folder always exists
+
+
 def plan_outputs(hotspot_docs: list[dict], l2_docs: list[dict], *, run: str | None,
-                 charts: bool = False,
-                 timelines: dict[str, str] | None = None) -> tuple[dict, dict[str, str]]:
+                 charts: bool = False, timelines: dict[str, str] | None = None,
+                 dropped: list[dict] | None = None) -> tuple[dict, dict[str, str]]:
     """The summary and every file of a plan folder by relative name (summary.json, plan.md,
-    plan.html, and charts/*.svg when asked), all rendered before anything is written."""
+    plan.html, and charts/*.svg when asked — or charts/README.txt saying why there is none), all
+    rendered before anything is written."""
     from kerneltrace.atomic import json_text
     from kerneltrace.plan.inputs import plan_snippets
     from kerneltrace.plan.summary import build_summary
 
-    summary = build_summary(hotspot_docs, l2_docs, run=run)
+    summary = build_summary(hotspot_docs, l2_docs, run=run, dropped=dropped)
     drawn = plan_charts(summary, hotspot_docs)  # drawn once: inline in plan.html and as files
     files = {"summary.json": json_text(summary),
              "plan.md": render_markdown(summary, hotspot_docs, timelines),
@@ -293,4 +297,8 @@ def plan_outputs(hotspot_docs: list[dict], l2_docs: list[dict], *, run: str | No
                                       timelines)}
     if charts:
         files.update({f"charts/{name}": svg for name, svg in chart_files(drawn).items()})
+        if not any(name.startswith("charts/") for name in files):
+            files[NO_CHARTS] = ("No chart: nothing in this run can be charted (no stall by type, source "
+                                "line, occupancy or L2 figure; e.g. a legacy rocprofv2 capture, or no "
+                                "dispatch analysed). See plan.md.\n")
     return summary, files

@@ -38,7 +38,8 @@ def _summary(document: dict) -> list[str]:
     lines.append(f"  Format:          {document['format']}")
     if arch.get("name"):
         certainty = "certain" if arch.get("certain") else "not certain"
-        lines.append(f"  Architecture:    {arch['name']} (from {arch['source']}, {certainty})")
+        source = arch.get("source_file") or arch["source"]
+        lines.append(f"  Architecture:    {arch['name']} (from {source}, {certainty})")
     else:
         candidates = ", ".join(arch.get("candidates") or []) or "any"
         lines.append(

@@ -7,6 +7,8 @@ checkpoint dispatches:
     output:
         manifest="results/{run}/dispatches.tsv",
         notes="results/{run}/dispatches.md",
+        # the entries dropped at discovery, for the plan and reports/{run}/dispatches.md
+        discovery="results/{run}/discovery.json",
     log:
         "logs/{run}/dispatches.log",
     localrule: True
@@ -23,7 +25,8 @@ checkpoint dispatches:
 
 # One job per dispatch dir; its inputs and its `signature` param cover every file the analysis reads
 # (docs/pipeline.md, "Rerun behaviour"). It runs scripts/hotspot_analyzer.py's main in the Snakemake
-# process (run: + the default profile's force-use-threads) and keeps the copy under reports/.
+# process (run: + the default profile's force-use-threads) and writes the copy under reports/ too
+# (--keep: a failing write is the job's one error line in its log).
 rule hotspots:
     input:
         files=dispatch_inputs,
@@ -45,6 +48,6 @@ rule hotspots:
         capture_state=capture_state,
         topk=config["topk"],
         signature=dispatch_signature,
+        code=code_param("hotspot_analyzer.py"),
     run:
         run_script("hotspot_analyzer.py", input, output, params, wildcards, log)
-        copy_atomically(output.json, output.kept)

@@ -70,7 +70,8 @@ def hotspot_args(wildcards):
     capture bundle with the same lookup as on the command line (model.metadata).
     """
     row = dispatch_row(wildcards.run, wildcards.dispatch)
-    args = []
+    # one bad capture is one dropped capture: the plan lists it with the reason
+    args = ["--drop-on-error"]
     if has_wave_files(row):
         # wave-level analysis (hotspots/2 `waves`): the plan attributes waits to their loads
         args.append("--waves")

@@ -13,7 +13,7 @@ from kerneltrace.errors import InputError  # noqa: E402
 from kerneltrace.readers.wavefile.reader import wave_files  # noqa: E402
 from kerneltrace.rocprof import jobfile  # noqa: E402
 from kerneltrace.rocprof.discover import read_tsv  # noqa: E402
-from kerneltrace.pipeline import configcheck, jobs, rerun  # noqa: E402
+from kerneltrace.pipeline import codesig, configcheck, jobs, rerun  # noqa: E402
 from kerneltrace.pipeline.manifest import read_manifest  # noqa: E402
 from kerneltrace.pipeline.runs import build_runs  # noqa: E402
 
@@ -143,10 +143,11 @@ def run_script(script, input, output, params, wildcards, log):
         raise WorkflowError(f"{message} (log: {log[0]})")
 
 
-def copy_atomically(source, target):
-    from kerneltrace.atomic import write_bytes
-
-    write_bytes(Path(target), Path(source).read_bytes())
+def copy_atomically(source, target, log):
+    """A rule body copying one file; a failure (a full disk) is one error line, also in the log."""
+    message = jobs.copy_file(source, target, log)
+    if message:
+        raise WorkflowError(f"{message} (log: {log})")
 
 
 def all_targets(wildcards):
@@ -166,6 +167,28 @@ def run_param(field):
         return getattr(run_spec(wildcards.run), field)
 
     return value
+
+
+def code_param(script):
+    """Params function: signature of the code scripts/<script> runs (the script and every package
+    module and template it can load): an edit re-runs exactly the rules running that code
+    (kerneltrace/pipeline/codesig.py; every rule body is the same run_script call, so Snakemake's
+    own code trigger never sees it)."""
+
+    def value(wildcards):
+        return codesig.code_signature(os.path.join(REPO, "scripts", script))
+
+    return value
+
+
+def other_runs_param(wildcards):
+    """Signature of reports/*/summary.json of the runs NOT in this invocation (theirs are inputs)."""
+    others = sorted(
+        path
+        for path in Path("reports").glob("*/summary.json")
+        if path.parent.name not in RUNS
+    )
+    return rerun.files_signature(others)
 
 
 def run_env(wildcards):

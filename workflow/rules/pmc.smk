@@ -62,5 +62,6 @@ rule l2_analysis:
         arch=pmc_arch,
         ideal_gb=PMC.get("ideal_gb", 0),
         peak_gbps=PMC.get("peak_gbps", 0),
+        code=code_param("pmc_l2_analyzer.py"),
     run:
         run_script("pmc_l2_analyzer.py", input, output, params, wildcards, log)

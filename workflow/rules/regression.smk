@@ -16,7 +16,10 @@ rule batch_index:
         "logs/batch_index.log",
     localrule: True
     params:
-        runs=list(RUNS),
+        # the index lists every run under reports/: earlier invocations' runs are data it reads,
+        # and their summaries' signature re-renders it when one of them changes or disappears
+        others=other_runs_param,
+        code=code_param("render_index.py"),
     run:
         run_script("render_index.py", input, output, params, wildcards, log)
 

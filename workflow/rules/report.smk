@@ -5,6 +5,7 @@ rule plan:
     # scripts/render_plan.py's main(argv), in this process (kerneltrace/pipeline/jobs.py)
     input:
         dispatches="results/{run}/dispatches.tsv",
+        discovery="results/{run}/discovery.json",
         hotspots=plan_hotspots,
         l2=plan_l2,
         # copies kept beside the plan so reports/{run}/ alone is a complete baseline
@@ -30,6 +31,8 @@ rule plan:
             category="Plan",
             labels={"run": "{run}", "format": "JSON"},
         ),
+        # every dispatch dir of the run: kept, dropped at discovery or by its analysis (and why)
+        dispatches_md="reports/{run}/dispatches.md",
         charts=report(
             directory("reports/{run}/charts"),
             patterns=["{name}.svg"],
@@ -42,6 +45,7 @@ rule plan:
     localrule: True
     params:
         out_dir=plan_dir,
+        code=code_param("render_plan.py"),
     run:
         run_script("render_plan.py", input, output, params, wildcards, log)
 
@@ -57,4 +61,4 @@ rule keep_l2:
         "logs/{run}/keep_l2/{kernel}.log",
     localrule: True
     run:
-        copy_atomically(input[0], output[0])
+        copy_atomically(input[0], output[0], log[0])
