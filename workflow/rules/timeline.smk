@@ -17,5 +17,7 @@ rule timeline:
         extra=timeline_args,
         # any change to a wave file (or another file of the dir) re-runs the export
         signature=dispatch_signature,
+        # an edit of the exporter's code re-exports (kerneltrace/pipeline/codesig.py)
+        code=code_param("export_timeline.py"),
     run:
         run_script("export_timeline.py", input, output, params, wildcards, log)
