@@ -1,6 +1,7 @@
 # Entry point: kernel-trace-analysis (rocprofv3 ATT/PMC captures -> optimization plan).
 # Uses: see docs/pipeline.md. Stage rules live in workflow/rules/*.smk.
 import os
+import sys
 
 from snakemake.utils import min_version
 
@@ -43,3 +44,12 @@ onstart:
     from kerneltrace.pipeline.stopping import stop_captures_on_sigterm
 
     stop_captures_on_sigterm()
+
+
+onsuccess:
+    # The regression gate's outcome (recorded by its job): one block per run, exit 1 on failure.
+    if config.get("baseline"):
+        from kerneltrace.pipeline.gate import finish
+
+        if finish(RUNS):
+            sys.exit(1)
