@@ -40,7 +40,8 @@ rule all:
 
 
 onstart:
-    # Snakemake has installed its SIGTERM handler by now; captures must not outlive a stop.
+    # Snakemake has installed its SIGTERM handler by now: wrap it (never blocking in the handler;
+    # captures must not outlive a stop; a stopped run ends within seconds, locks removed).
     from kerneltrace.pipeline.stopping import stop_captures_on_sigterm
 
     stop_captures_on_sigterm()

@@ -6,6 +6,8 @@ import sys
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 
+from kerneltrace.safetext import one_line
+
 
 @dataclass
 class InputError(Exception):
@@ -40,7 +42,7 @@ def run_cli(main: Callable[[list[str] | None], int], argv: list[str] | None = No
     try:
         return main(argv)
     except InputError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {one_line(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

@@ -13,6 +13,7 @@ from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.pipeline import manifest  # noqa: E402
 from kerneltrace.pipeline.dispatches import from_folder, from_manifests, notes_markdown  # noqa: E402
+from kerneltrace.safetext import one_line  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.notes:
         atomic.write_text(args.notes, notes_markdown(rows, notes, searched))
     for note in notes:
-        print(note, file=sys.stderr)
+        print(one_line(note), file=sys.stderr)
     return 0
 
 

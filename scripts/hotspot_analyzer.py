@@ -14,6 +14,7 @@ import argparse  # noqa: E402
 
 from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.safetext import one_line  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     write_text(args.text or "-", text)
     for warning in render_warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
     return 0
 
 

@@ -9,6 +9,7 @@ from typing import Any
 # md_text_cell escapes text: kernel names, paths, asm and labels are user data (never markup), and
 # Markdown tables break on '|' and newlines.
 from kerneltrace.render.markdown import html_comment, md_code, md_code_cell, md_text_cell
+from kerneltrace.safetext import terminal_page
 
 TOP_LINES = 10
 TOP_INSTRUCTIONS = 10
@@ -155,7 +156,7 @@ def render_text(result: Mapping[str, Any]) -> str:
         if title:
             out.append(f"== {title}: {comparison['verdict']}")
         out.extend(_text_one(comparison))
-    return "\n".join(out) + "\n"
+    return terminal_page("\n".join(out) + "\n")
 
 
 def _text_one(c: Mapping[str, Any]) -> list[str]:
@@ -253,7 +254,7 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         if title:
             out += [f"## {md_text_cell(title)}: {md_text_cell(comparison['verdict'])}", ""]
         out.extend(_md_one(comparison))
-    return "\n".join(out) + "\n"
+    return terminal_page("\n".join(out) + "\n")
 
 
 def _md_one(c: Mapping[str, Any]) -> list[str]:
@@ -338,4 +339,4 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
 def render_regression_markdown(result: dict, run: str) -> str:
     """regression.md: the comparison's Markdown under a header comment naming the run and baseline."""
     header = f"<!-- regression report: run {html_comment(run)} vs {html_comment(result['baseline'])} -->\n"
-    return header + render_markdown(result)
+    return terminal_page(header) + render_markdown(result)

@@ -1,0 +1,147 @@
+"""Stop signals never hang a run (issue 22 point 7): storms of SIGTERM (and SIGINT mixed in) sent to
+the Snakemake process at several points of a real run end it, with the capture's process group
+gone and Snakemake's locks released (the next invocation needs no --unlock and completes).
+
+Before the fix the onstart wrapper ran Snakemake's graceful stop inside the signal handler, which
+takes the scheduler's non-reentrant lock; a SIGTERM landing while the main thread held it hung
+every thread in futex_wait. Waiting is bounded by a generous guard (60 s) against hanging the
+suite, not a speed requirement; the times measured are in RELIABILITY.md."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pipeline_helpers import double_env
+from test_capture_signals import GUARD_SECONDS, _alive, _app_pid, _hanging_cmd, _wait_for
+
+from kerneltrace.synth import demo_gemm, demo_vec_add, write_att_run
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[1]
+STORM = 6  # signals per storm
+STORM_GAP = 0.05  # seconds between them
+
+
+def _snakemake(work: Path, env: dict, *config: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work),
+                             "-c", "2", "--config", *config], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _storm(proc: subprocess.Popen, signals: list[int]) -> None:
+    for number in range(STORM):
+        if proc.poll() is not None:
+            return
+        try:
+            os.kill(proc.pid, signals[number % len(signals)])
+        except ProcessLookupError:
+            return
+        time.sleep(STORM_GAP)
+
+
+def _ended(proc: subprocess.Popen) -> str:
+    try:
+        _, stderr = proc.communicate(timeout=GUARD_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise AssertionError("Snakemake still runs after a storm of stop signals (hung)") from None
+    return stderr
+
+
+def _no_locks(work: Path) -> None:
+    locks = work / ".snakemake" / "locks"
+    assert not locks.exists() or not any(locks.iterdir()), f"locks left: {list(locks.iterdir())}"
+
+
+@pytest.fixture(scope="module")
+def captures(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("storm") / "caps"
+    write_att_run(folder, [demo_vec_add(), demo_gemm()], calls=3)
+    return folder
+
+
+@pytest.mark.parametrize("delay, signals", [(0.5, [signal.SIGTERM]),
+                                            (2.0, [signal.SIGTERM, signal.SIGINT]),
+                                            (4.0, [signal.SIGTERM])],
+                         ids=["0.5s-TERM", "2s-TERM+INT", "4s-TERM"])
+def test_a_storm_of_stop_signals_ends_a_dir_run_and_releases_its_locks(captures, tmp_path, delay, signals):
+    env = double_env(tmp_path)
+    work = tmp_path / "w"
+    work.mkdir()
+    config = (f"dir={captures}", "run=storm")
+    proc = _snakemake(work, env, *config)
+    time.sleep(delay)  # parsing, DAG, discovery, analyses, plan: the storm lands somewhere in them
+    _storm(proc, signals)
+    _ended(proc)
+    _no_locks(work)
+    again = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work),
+                            "-c", "2", "--config", *config], env=env, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (work / "reports" / "storm" / "plan.md").is_file()
+
+
+@pytest.mark.parametrize("signals", [[signal.SIGTERM], [signal.SIGINT, signal.SIGTERM]], ids=["TERM", "INT+TERM"])
+def test_a_storm_during_a_capture_ends_the_run_and_the_capture(tmp_path, signals):
+    env = double_env(tmp_path)
+    pidfile = tmp_path / "app.pid"
+    cmd = (f"if [ -n \"$FLYDSL_DEBUG_ENABLE_DEBUG_INFO\" ] && [ -f {tmp_path}/discovered ]; "
+           f"then {_hanging_cmd(pidfile)}; fi; touch {tmp_path}/discovered")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"cmd: '{cmd}'\nrun: sig\ntimeout: 0\n")
+    work = tmp_path / "w"
+    work.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work),
+                             "-c", "2", "--configfile", str(config)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    app = None
+    try:
+        app = _app_pid(pidfile)
+        _storm(proc, signals)
+        _ended(proc)
+        _wait_for(lambda: not _alive(app), f"the profiled command (pid {app}) to die")
+        _no_locks(work)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        if app and _alive(app):
+            os.kill(app, signal.SIGKILL)
+
+
+def test_the_handler_never_blocks_and_hands_the_stop_to_a_thread(monkeypatch):
+    """Unit level: with the main thread holding the lock Snakemake's graceful stop needs, the
+    handler returns at once; the stop runs in the worker thread once the lock is free."""
+    import threading
+
+    from kerneltrace.pipeline import stopping
+
+    lock, stopped, ended = threading.Lock(), threading.Event(), threading.Event()
+
+    def graceful(signum, frame):  # Snakemake's exit_gracefully: `with self._lock`
+        with lock:
+            stopped.set()
+
+    monkeypatch.setattr(stopping, "_STOPPER", None)
+    monkeypatch.setattr(stopping, "_signal_captures", lambda sig: None)
+    # the real one kills what is left and exits the process: here it only says it would
+    monkeypatch.setattr(stopping._Stopper, "_end_now", lambda self, signum: ended.set())
+    previous = signal.signal(signal.SIGTERM, graceful)
+    previous_int = signal.getsignal(signal.SIGINT)
+    try:
+        stopping.stop_on_signals(grace=60.0)
+        with lock:  # the main thread is inside the scheduler's critical section
+            for _ in range(STORM):
+                os.kill(os.getpid(), signal.SIGTERM)  # handled here, in the main thread
+            assert not stopped.is_set()  # the handler returned without waiting for the lock
+        assert stopped.wait(GUARD_SECONDS), "the graceful stop never ran"
+        # the storm (repeated signals) shortens the grace: the run is ended, not awaited for 60 s
+        assert ended.wait(GUARD_SECONDS), "a repeated stop never ended the run"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
