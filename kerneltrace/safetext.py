@@ -22,8 +22,13 @@ _UNSAFE_IN_LINE = re.compile(f"[{_UNSAFE}\t\n]")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
+_SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
 def _escape(match: re.Match[str]) -> str:
     char = match.group(0)
+    if char in _SHORT:
+        return _SHORT[char]
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 

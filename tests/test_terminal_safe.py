@@ -125,6 +125,6 @@ def test_the_helper_escapes_every_payload_and_keeps_plain_text():
         for escaped in (one_line(payload), terminal_page(payload), tsv_cell(payload)):
             assert not UNSAFE.search(escaped), name
     assert terminal_page("a\tb\nc") == "a\tb\nc"
-    assert one_line("a\tb\nc") == "a\\x09b\\x0ac"
+    assert one_line("a\tb\nc\x1b") == "a\\tb\\nc\\x1b"
     assert tsv_cell("vec_add_float(float const*, int)") == "vec_add_float(float const*, int)"
     assert notes_markdown([], ["dropped " + PAYLOAD], "x").count("\\x1b") >= 3
