@@ -115,32 +115,40 @@ def test_a_storm_during_a_capture_ends_the_run_and_the_capture(tmp_path, signals
 
 
 def test_the_handler_never_blocks_and_hands_the_stop_to_a_thread(monkeypatch):
-    """Unit level: with the main thread holding the lock Snakemake's graceful stop needs, the
-    handler returns at once; the stop runs in the worker thread once the lock is free."""
+    """Unit level: with the main thread holding the lock Snakemake's graceful stop needs, a storm
+    of SIGTERMs returns at once; the stop runs in another thread once the lock is free, and the
+    repeated signals end the run (the exit is intercepted here). Before the fix the handler ran
+    the graceful stop itself and waited for a lock its own thread held (here: 5 s, then gave up)."""
     import threading
 
     from kerneltrace.pipeline import stopping
 
-    lock, stopped, ended = threading.Lock(), threading.Event(), threading.Event()
+    lock = threading.Lock()
+    stopped, blocked, ended = threading.Event(), threading.Event(), threading.Event()
 
     def graceful(signum, frame):  # Snakemake's exit_gracefully: `with self._lock`
-        with lock:
-            stopped.set()
+        if threading.current_thread() is threading.main_thread() and not lock.acquire(timeout=5):
+            blocked.set()  # the real one would wait forever: the main thread holds the lock
+            return
+        if threading.current_thread() is not threading.main_thread():
+            lock.acquire()
+        lock.release()
+        stopped.set()
 
-    monkeypatch.setattr(stopping, "_STOPPER", None)
-    monkeypatch.setattr(stopping, "_signal_captures", lambda sig: None)
-    # the real one kills what is left and exits the process: here it only says it would
-    monkeypatch.setattr(stopping._Stopper, "_end_now", lambda self, signum: ended.set())
+    monkeypatch.setattr(stopping, "_STOPPER", None, raising=False)
+    monkeypatch.setattr(stopping, "capture_jobs", lambda root, proc=None: [])
+    monkeypatch.setattr(stopping.os, "_exit", lambda code: ended.set())
     previous = signal.signal(signal.SIGTERM, graceful)
     previous_int = signal.getsignal(signal.SIGINT)
     try:
-        stopping.stop_on_signals(grace=60.0)
+        stopping.stop_captures_on_sigterm()  # the onstart hook
         with lock:  # the main thread is inside the scheduler's critical section
             for _ in range(STORM):
-                os.kill(os.getpid(), signal.SIGTERM)  # handled here, in the main thread
-            assert not stopped.is_set()  # the handler returned without waiting for the lock
+                os.kill(os.getpid(), signal.SIGTERM)  # each handled here, in the main thread
+                time.sleep(STORM_GAP)
+        assert not blocked.is_set(), "the signal handler waited for the scheduler's lock"
         assert stopped.wait(GUARD_SECONDS), "the graceful stop never ran"
-        # the storm (repeated signals) shortens the grace: the run is ended, not awaited for 60 s
+        # the storm (repeated signals) shortens the grace: the run is ended, not awaited
         assert ended.wait(GUARD_SECONDS), "a repeated stop never ended the run"
     finally:
         signal.signal(signal.SIGTERM, previous)
