@@ -5,16 +5,17 @@ Before the fix: one 120 KB asm token took 14 s in `_ENCODING_SUFFIX.sub` (quadra
 tokens below would take 20+ minutes), a 401-digit Latency passed the reader and crashed the text
 report with an OverflowError in fmt.cycles, and a 2 GB sparse code.json was read whole."""
 
+# ruff: noqa: F811 - test parameters named after the imported fixtures they receive
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from test_hostile_files import dispatch, pristine  # noqa: F401 - the same fixtures (a copied capture)
 
 from kerneltrace.errors import InputError
 from kerneltrace.hotspot_report import analyze_dispatch
@@ -22,23 +23,9 @@ from kerneltrace.isa import classify as isa
 from kerneltrace.readers import codejson
 from kerneltrace.render.fmt import cycles
 from kerneltrace.render.text import render_text
-from kerneltrace.synth import spec as synth_spec
-from kerneltrace.synth.writers import write_dispatch_dir
 
 REPO = Path(__file__).resolve().parents[1]
 MB = 1 << 20
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory) -> Path:
-    return write_dispatch_dir(tmp_path_factory.mktemp("syn"), synth_spec.demo_vec_add())
-
-
-@pytest.fixture
-def dispatch(pristine, tmp_path) -> Path:
-    copy = tmp_path / pristine.name
-    shutil.copytree(pristine, copy)
-    return copy
 
 
 def _first_instruction(document: dict) -> int:
