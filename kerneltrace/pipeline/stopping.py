@@ -158,7 +158,8 @@ def stop_on_signals(unlock: Callable[[], None] | None = None, grace: float | Non
     if current != _STOPPER.handler:
         _STOPPER.previous_term = current
     signal.signal(signal.SIGTERM, _STOPPER.handler)
-    signal.signal(signal.SIGINT, _STOPPER.handler)
+    if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:  # a background job ignores Ctrl-C: keep it so
+        signal.signal(signal.SIGINT, _STOPPER.handler)
 
 
 def stop_captures_on_sigterm() -> None:
