@@ -1,6 +1,7 @@
 # Entry point: kernel-trace-analysis (rocprofv3 ATT/PMC captures -> optimization plan).
 # Uses: see docs/pipeline.md. Stage rules live in workflow/rules/*.smk.
 import os
+import sys
 
 from snakemake.utils import min_version
 
@@ -40,7 +41,8 @@ rule all:
 
 
 onstart:
-    # Snakemake has installed its SIGTERM handler by now; captures must not outlive a stop.
+    # Snakemake has installed its SIGTERM handler by now: wrap it (never blocking in the handler;
+    # captures must not outlive a stop; a stopped run ends within seconds, locks removed).
     from kerneltrace.pipeline.stopping import stop_captures_on_sigterm
     from kerneltrace.pipeline.slurm.hook import cluster_rules, install_slurm_checks
 
@@ -53,3 +55,12 @@ onstart:
         ),
         config["slurm_pending_timeout"],
     )
+
+
+onsuccess:
+    # The regression gate's outcome (recorded by its job): one block per run, exit 1 on failure.
+    if config.get("baseline"):
+        from kerneltrace.pipeline.gate import finish
+
+        if finish(RUNS):
+            sys.exit(1)

@@ -7,6 +7,8 @@ from collections.abc import Callable, Container, Iterable
 
 from kerneltrace.records import record
 
+from kerneltrace.safetext import one_line
+
 
 @record
 class InputError(Exception):
@@ -41,7 +43,7 @@ def run_cli(main: Callable[[list[str] | None], int], argv: list[str] | None = No
     try:
         return main(argv)
     except InputError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {one_line(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

@@ -8,13 +8,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse  # noqa: E402
 
-from kerneltrace.analysis.compare.inputs import compare_sides, load_side  # noqa: E402
+from kerneltrace.analysis.compare.inputs import analyzer, compare_sides, load_side  # noqa: E402
 from kerneltrace.analysis.compare.verdict import DEFAULT_THRESHOLDS, parse_thresholds  # noqa: E402
 from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text  # noqa: E402
 from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import run_cli  # noqa: E402
 
-EXIT_REGRESSED = 1
+EXIT_REGRESSED = 1  # 0 = not regressed (improved, neutral or not-comparable), 2 = bad input
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,8 +23,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Before/after comparison of two captures: estimated kernel-time change "
                     "(band and basis), stall deltas per total, type, source line and aligned "
                     "instruction, new/vanished hotspots, occupancy and L2 changes, and a verdict "
-                    "that follows the time estimate. Exit 0 = not regressed, 1 = regressed, "
-                    "2 = bad input.",
+                    "that follows the time estimate; two different kernels or GPUs, or waves doing "
+                    "different work without a known launch, are 'not-comparable' (the reason is "
+                    "printed, no time change). Exit 0 = not regressed (improved, neutral, "
+                    "not-comparable), 1 = regressed, 2 = bad input.",
         epilog="BEFORE/AFTER: a hotspot JSON, a ui_output_agent_*_dispatch_* dir (analyzed "
                "in-process), a run's reports/{run}/summary.json or reports/{run}/ folder, or a "
                "reports/ folder (runs matched by name).")
@@ -38,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
                              + ", ".join(f"{k}={v}" for k, v in DEFAULT_THRESHOLDS.as_dict().items())
                              + "); 'off' disables a check")
     parser.add_argument("--run", help="with reports/ folders: compare only this run")
+    parser.add_argument("--arch", help="gfx target of dispatch dirs analysed here, e.g. gfx950 "
+                                       "(when their agent_info CSV is missing: occupancy and "
+                                       "MFMA figures need it)")
     parser.add_argument("--max-items", type=number("--max-items", minimum=0, integer=True), default=50,
                         help="lines/instructions listed per section in the JSON (0 = all)")
     parser.add_argument("--quiet", action="store_true", help="no text report on stdout")
@@ -48,8 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     thresholds = parse_thresholds(args.fail_on)
     refuse_input_overwrite((args.json, args.markdown), (args.before, args.after))
-    before = load_side(args.before, run=args.run)
-    after = load_side(args.after, run=args.run)
+    analyze = analyzer(args.arch)
+    before = load_side(args.before, run=args.run, analyze=analyze)
+    after = load_side(args.after, run=args.run, analyze=analyze)
     result = compare_sides(before, after, thresholds, max_items=args.max_items)
     if args.json:
         write_json(args.json, result)

@@ -13,6 +13,7 @@ from kerneltrace import atomic  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
 from kerneltrace.pipeline import manifest  # noqa: E402
 from kerneltrace.pipeline.dispatches import from_folder, from_manifests, notes_markdown  # noqa: E402
+from kerneltrace.safetext import one_line  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         atomic.write_json(args.discovery, {"schema": "kerneltrace.discovery/1", "searched": searched,
                                            "kept": len(rows), "notes": notes})
     for note in notes:
-        print(note, file=sys.stderr)
+        print(one_line(note), file=sys.stderr)
     return 0
 
 

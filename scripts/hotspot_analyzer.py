@@ -16,6 +16,7 @@ import traceback  # noqa: E402
 from kerneltrace import atomic  # noqa: E402
 from kerneltrace.cliargs import number  # noqa: E402
 from kerneltrace.errors import InputError, run_cli  # noqa: E402
+from kerneltrace.safetext import one_line  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,7 +118,7 @@ def _analyse(args: argparse.Namespace, staged: list | None = None) -> int:
     else:
         write_text(args.text or "-", text)
     for warning in render_warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
     return 0
 
 

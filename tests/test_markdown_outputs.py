@@ -94,7 +94,8 @@ def _outputs(doc: dict, tmp_path: Path) -> dict[str, str]:
     hot = tmp_path / "hot.json"
     hot.write_text(json.dumps(worse))
     base = tmp_path / ("base" + PAYLOADS[5].replace("/", "_"))
-    base.mkdir()  # an empty baseline folder: "no baseline for run" note naming the path
+    (base / "run1").mkdir(parents=True)  # a baseline whose path carries a payload
+    (base / "run1" / "summary.json").write_text(json.dumps(build_summary([doc], [], run="run1")))
     result = regression_check(base, "run1", [hot], parse_thresholds(""))
     outputs["regression.md"] = render_regression_markdown(result, "run1")
     row = {"id": "d000" + PAYLOAD, "kernel": "k" + PAYLOAD, "dispatch_dir": "/caps/" + PAYLOAD,

@@ -1,4 +1,6 @@
-"""Regression gate through Snakemake: a planted regression fails the run, a neutral change passes."""
+"""Regression gate through Snakemake: a planted regression fails the run with one block (no
+traceback), identical captures are "no change", a missing baselined kernel fails closed unless
+allow_missing, a baseline without the run's summary is an error (issue 22 points 5 and 8)."""
 
 from __future__ import annotations
 
@@ -20,9 +22,12 @@ SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 WAIT_INDEX = 10  # demo_vec_add: the `s_waitcnt vmcnt(0)` on source line 8
 
 
-def capture(folder: Path, extra_stall: int = 0) -> Path:
-    """A synthetic ATT run of vec_add; ``extra_stall`` cycles per issue planted on the wait."""
+def capture(folder: Path, extra_stall: int = 0, name: str | None = None) -> Path:
+    """A synthetic ATT run of vec_add; ``extra_stall`` cycles per issue planted on the wait;
+    ``name`` renames the kernel."""
     spec = demo_vec_add()
+    if name:
+        spec = dataclasses.replace(spec, name=name, demangled=name)
     assert spec.instructions[WAIT_INDEX].asm.startswith("s_waitcnt vmcnt")
     if extra_stall:
         instructions = list(spec.instructions)
@@ -79,8 +84,19 @@ def test_planted_regression_fails_the_gate_and_keeps_the_report(baseline):
     markdown = (report_dir / "regression.md").read_text()
     assert "regressed" in markdown
     assert "estimated time change" in markdown
-    assert not (root / "new" / "results" / "demo" / "regression.passed").exists()
-    assert "regress" in proc.stderr
+    assert proc.returncode == 1
+    # the gate speaks last and alone: one block, the estimated time change and band first
+    block = proc.stderr[proc.stderr.index("regression gate: FAILED"):]
+    assert "REGRESSED vec_add_float" in block
+    assert f"estimated time change {estimate['value']:+.1%} (band {estimate['low']:+.1%}" in block
+    assert "why:" in block and "details: reports/demo/regression.md" in block
+    for noise in ("RuleException", "WorkflowError", "Traceback", 'File "', "Error in rule"):
+        assert noise not in proc.stderr, noise
+    assert not (root / "new" / "results" / "demo" / "regression.gate.json").exists()
+    # a re-run with nothing changed still fails: a failed outcome is never left as an output
+    again = snakemake(root / "new", dir=str(root / "cap_after"), run="demo",
+                      baseline=str(root / "base" / "reports"))
+    assert again.returncode == 1 and "regression gate: FAILED" in again.stderr
 
 
 def test_neutral_change_passes_the_gate(baseline):
@@ -92,8 +108,14 @@ def test_neutral_change_passes_the_gate(baseline):
     result = json.loads((root / "same" / "reports" / "demo" / "regression.json").read_text())
     assert result["verdict"] == "neutral"
     assert result["kernels"][0]["status"] == "matched"
-    assert result["kernels"][0]["comparison"]["estimated_time_change"]["value"] == 0
-    assert (root / "same" / "results" / "demo" / "regression.passed").is_file()
+    estimate = result["kernels"][0]["comparison"]["estimated_time_change"]
+    assert estimate["value"] == 0 and estimate["basis"] == "identical_capture"
+    outcome = json.loads((root / "same" / "results" / "demo" / "regression.gate.json").read_text())
+    assert outcome["passed"] is True
+    assert "regression gate: passed" in proc.stderr and "no change" in proc.stderr
+    assert "cannot see" not in proc.stderr
+    markdown = (root / "same" / "reports" / "demo" / "regression.md").read_text()
+    assert "no change" in markdown and "cannot see" not in markdown
     index = (root / "same" / "reports" / "index.html").read_text()
     assert 'href="demo/plan.html"' in index
     assert "vec_add_float" in index
@@ -113,3 +135,28 @@ def test_slurm_dry_run_plans_gate_and_index_without_gpu_jobs(baseline):
                if line.startswith(("rule ", "localrule ", "checkpoint "))}
     assert {"regression_report", "regression_gate", "batch_index", "plan"} <= planned
     assert "gpu=1" not in proc.stdout  # analysis of cached captures never asks for a GPU
+
+
+def test_missing_baselined_kernel_fails_the_gate_unless_allowed(baseline):
+    root = baseline
+    capture(root / "cap_renamed", name="vec_add_renamed")  # the baselined kernel is gone
+    args = dict(dir=str(root / "cap_renamed"), run="demo", baseline=str(root / "base" / "reports"))
+    proc = snakemake(root / "renamed", **args)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    block = proc.stderr[proc.stderr.index("regression gate: FAILED"):]
+    assert "MISSING vec_add_float" in block and "allow_missing" in block, block
+    assert "RuleException" not in proc.stderr
+    report = json.loads((root / "renamed" / "reports" / "demo" / "regression.json").read_text())
+    assert report["missing"] == ["vec_add_float(float const*, float const*, float*, int)#1"]
+    allowed = snakemake(root / "renamed", **args, allow_missing="True")
+    assert allowed.returncode == 0, allowed.stderr[-3000:]
+    assert "regression gate: passed" in allowed.stderr and "MISSING vec_add_float" in allowed.stderr
+
+
+def test_baseline_without_the_runs_summary_is_an_error_not_a_pass(baseline):
+    root = baseline
+    proc = snakemake(root / "other", dir=str(root / "cap_before"), run="renamed_run",
+                     baseline=str(root / "base" / "reports"))
+    assert proc.returncode != 0
+    assert "baseline holds no summary for run 'renamed_run' (it holds runs: demo)" in proc.stderr
+    assert not (root / "other" / "reports" / "renamed_run").exists()  # no job ran

@@ -43,8 +43,13 @@ STALL_TYPES: tuple[str, ...] = (
     OTHER,
 )
 
-# Encoding suffixes that do not change what the instruction does.
-_ENCODING_SUFFIX = re.compile(r"(?:_e32|_e64|_sdwa|_dpp8|_dpp16|_dpp|_vop3|_vop3p)+$")
+# Encoding suffixes that do not change what the instruction does (longest first, so `_dpp16`
+# is stripped whole, not as `_dpp` + `16`).
+ENCODING_SUFFIXES: tuple[str, ...] = ("_vop3p", "_dpp16", "_dpp8", "_sdwa", "_vop3", "_e32", "_e64", "_dpp")
+# The longest real opcode is ~40 characters; a longer first token is no instruction. Parsing looks
+# at this many characters of an ISA line at most, so hostile text costs linear, bounded time.
+MAX_OPCODE_CHARS = 128
+MAX_ASM_CHARS = 4096
 
 # Counter name → the wait type it belongs to. gfx9/10/11 `s_waitcnt` counters and the split
 # gfx12 / gfx1250 `s_wait_*cnt` counters. vscnt (gfx10/11) counts VMEM stores.
@@ -135,17 +140,36 @@ _OTHER_PREFIXES = (
 _VMEM_LOAD_TOKENS = ("load", "sample", "gather4", "bvh", "get")
 
 
+def _first_token(asm: str) -> str:
+    """The first whitespace-separated token of the first MAX_ASM_CHARS characters ("" if none)."""
+    parts = asm[:MAX_ASM_CHARS].split(None, 1)
+    return parts[0] if parts else ""
+
+
 def opcode(asm: str) -> str:
-    """First token of the instruction text, lower-case ("" for empty text)."""
-    text = asm.strip()
-    if not text:
-        return ""
-    return text.split(None, 1)[0].lower().rstrip(",")
+    """First token of the instruction text, lower-case ("" for empty text).
+
+    At most MAX_OPCODE_CHARS characters: a longer token is no opcode (it classifies as "other").
+    """
+    return _first_token(asm)[:MAX_OPCODE_CHARS].lower().rstrip(",")
+
+
+def strip_encoding_suffixes(op: str) -> str:
+    """``op`` without its trailing encoding suffixes (linear time: no backtracking regex)."""
+    stripped = True
+    while stripped:
+        stripped = False
+        for suffix in ENCODING_SUFFIXES:
+            if op.endswith(suffix):
+                op = op[: -len(suffix)]
+                stripped = True
+                break
+    return op
 
 
 def base_opcode(asm_or_opcode: str) -> str:
     """Opcode with encoding suffixes (_e32/_e64/_sdwa/_dpp...) stripped, for matching only."""
-    return _ENCODING_SUFFIX.sub("", opcode(asm_or_opcode))
+    return strip_encoding_suffixes(opcode(asm_or_opcode))
 
 
 def is_label(asm: str) -> bool:
@@ -182,7 +206,7 @@ def wait_counters(asm: str, layout: str = "gfx9") -> dict[str, int]:
     op = opcode(asm)
     if not op.startswith("s_wait"):
         return {}
-    operands = asm.strip()[len(op) :].strip().lower()
+    operands = asm[:MAX_ASM_CHARS].strip()[len(op) :].strip().lower()
     if op == "s_waitcnt":
         named = {name: int(value) for name, value in _COUNTER_ARG.findall(operands)}
         if named:
@@ -272,7 +296,7 @@ def _classify_opcode(op: str) -> str | None:
 
 @lru_cache(maxsize=4096)
 def _classify_token(token: str) -> str | None:
-    return _classify_opcode(_ENCODING_SUFFIX.sub("", token.lower().rstrip(",")))
+    return _classify_opcode(strip_encoding_suffixes(token.lower().rstrip(",")))
 
 
 def classify(asm: str) -> str:
@@ -284,7 +308,7 @@ def classify(asm: str) -> str:
     stripped = asm.lstrip()
     if not stripped or stripped[0] == ";":
         return OTHER
-    kind = _classify_token(stripped.split(None, 1)[0])
+    kind = _classify_token(_first_token(stripped)[:MAX_OPCODE_CHARS])
     if kind is not None:
         return kind
     kinds = wait_kinds(asm)

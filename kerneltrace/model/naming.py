@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 from kerneltrace.records import record
+from kerneltrace.safetext import has_unsafe, one_line
 
 DISPATCH_RE = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)(.*)$", re.DOTALL)
 _LOOSE_ID = re.compile(r"dispatch_(\d+)")
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @record(frozen=True)
@@ -39,15 +39,15 @@ def is_dispatch_dir(path: Path) -> bool:
 
 def display_path(path: Path | str) -> str:
     """The path on one printable line: control characters and undecodable bytes escaped."""
-    text = os.fsencode(str(path)).decode("utf-8", "backslashreplace")
-    return _UNSAFE.sub(lambda m: repr(m.group(0))[1:-1], text)
+    return one_line(os.fsencode(str(path)).decode("utf-8", "backslashreplace"))
 
 
 def unsafe_path_reason(path: Path | str) -> str | None:
     """Why a path cannot be carried as data through the manifest and rule commands (None = fine)."""
     text = str(path)
-    if _UNSAFE.search(text):
-        return "its name holds a tab, newline or other control character"
+    if has_unsafe(text):
+        return ("its name holds a tab, newline, other control character, or a bidi or zero-width "
+                "character")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -50,6 +50,7 @@ def from_manifests(manifests: list[Path]) -> list[dict[str, str]]:
 def notes_markdown(rows: list[dict[str, str]], notes: list[str], searched: str) -> str:
     """dispatches.md: the kept dispatch dirs and every skipped entry with its reason (escaped)."""
     from kerneltrace.render.markdown import md_code_cell, md_text, md_text_cell
+    from kerneltrace.safetext import terminal_page
 
     lines = [f"# Dispatch dirs ({md_text(searched)})", "", "| id | kernel | dispatch dir | label |",
              "|---|---|---|---|"]
@@ -57,4 +58,4 @@ def notes_markdown(rows: list[dict[str, str]], notes: list[str], searched: str) 
               f"| {md_text_cell(r['label'])} |" for r in rows]
     if notes:
         lines += ["", "Dropped:", ""] + [f"- {md_text(note)}" for note in notes]
-    return "\n".join(lines) + "\n"
+    return terminal_page("\n".join(lines) + "\n")

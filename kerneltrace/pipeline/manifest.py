@@ -8,10 +8,12 @@ from pathlib import Path
 from kerneltrace.errors import InputError
 from kerneltrace.model.dispatchdir import DispatchDir
 from kerneltrace.model.naming import unsafe_path_reason
+from kerneltrace.safetext import FORMULA_STARTS, tsv_cell
 
 MANIFEST_COLUMNS = ("id", "kernel_id", "kernel", "dispatch_dir", "label", "agent", "dispatch",
                     "kernel_trace_csv", "agent_info_csv", "pmc_files", "source", "wave_files")
 PATH_COLUMNS = ("dispatch_dir", "kernel_trace_csv", "agent_info_csv")
+TEXT_COLUMNS = ("kernel", "label")  # shown escaped and formula-quoted (safetext.tsv_cell)
 
 
 def manifest_rows(dirs: list[DispatchDir], *, id_prefix: str = "d", kernel_id: str = "",
@@ -31,7 +33,13 @@ def manifest_rows(dirs: list[DispatchDir], *, id_prefix: str = "d", kernel_id: s
 
 
 def _clean(value: str) -> str:
-    return value.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+    """A text cell (kernel name, label): escaped and formula-quoted for spreadsheets (tsv_cell)."""
+    return tsv_cell(value)
+
+
+def _unquote(value: str) -> str:
+    """A text cell as read back: the formula quote of tsv_cell removed."""
+    return value[1:] if value.startswith("'") and value[1:].startswith(FORMULA_STARTS) else value
 
 
 def _path_value(row: dict[str, str], column: str) -> str:
@@ -63,4 +71,7 @@ def read_manifest(path: Path) -> list[dict[str, str]]:
         if None in row or any(value is None for value in row.values()):
             raise InputError(f"line {number} does not have {len(MANIFEST_COLUMNS)} columns", str(path),
                              "delete the file and re-run (it is regenerated)")
+        for column in TEXT_COLUMNS:
+            if column in row:
+                row[column] = _unquote(row[column])
     return rows

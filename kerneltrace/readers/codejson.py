@@ -53,6 +53,14 @@ _ALIASES = {
 # Columns that are sums of per-wave counts or cycles: never negative, and Stall <= Latency per row
 # (docs/rocprof-formats.md §8.9/§8.10). Codeobj/Vaddr are identifiers, not counts.
 COUNT_COLUMNS = frozenset({"Hit", "Latency", "Stall", "Idle", "PC_Issued", "PC_Stalled"})
+# The decoder writes 64-bit integers: counts are signed (at most 2^63 - 1), Codeobj/Vaddr
+# unsigned (at most 2^64 - 1). Anything larger was not written by it (and a 400-digit count
+# would overflow every float the analyses and renderers compute from it).
+COUNT_MAX = (1 << 63) - 1
+IDENTIFIER_MAX = (1 << 64) - 1
+# A code.json lists one code object's instructions: the largest real ones are a few MiB
+# (≈ 200 bytes per row). The limit refuses a runaway or sparse file before it is read whole.
+CODE_JSON_LIMIT = 512 << 20
 INCONSISTENT_FIX = (
     "the decoder never writes this (counts are sums over waves, latency includes stall): the file was "
     "edited or written by another tool; re-decode the .att capture with rocprofv3"
@@ -132,6 +140,12 @@ def _negative(path: Path, row_index: int, column: str, value: int) -> InputError
     return _bad(path, f"row {row_index}: column {column} is {value}, a count cannot be negative", INCONSISTENT_FIX)
 
 
+def _too_big(path: Path, row_index: int, column: str, value: int, limit: int) -> InputError:
+    shown = str(value) if value.bit_length() <= 128 else f"a number of about 2^{value.bit_length()}"
+    return _bad(path, f"row {row_index}: column {column} is {shown}, above the decoder's 64-bit "
+                f"range (at most {limit})", INCONSISTENT_FIX)
+
+
 def _as_int(path: Path, value: object, row_index: int, column: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _bad(path, f"row {row_index}: column {column} is {value!r}, expected an integer")
@@ -151,6 +165,8 @@ def _reasons(path: Path, value: object, row_index: int) -> dict[str, int]:
         reasons[name] = _as_int(path, count, row_index, "Stall_Reasons")
         if reasons[name] < 0:
             raise _negative(path, row_index, "Stall_Reasons", reasons[name])
+        if reasons[name] > COUNT_MAX:
+            raise _too_big(path, row_index, "Stall_Reasons", reasons[name], COUNT_MAX)
     return reasons
 
 
@@ -236,6 +252,9 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
             latency = _as_int(path, latency, index, "Latency")
         if hits < 0 or latency < 0:
             raise _negative(path, index, "Hit" if hits < 0 else "Latency", min(hits, latency))
+        if hits > COUNT_MAX or latency > COUNT_MAX:
+            column, value = ("Hit", hits) if hits > COUNT_MAX else ("Latency", latency)
+            raise _too_big(path, index, column, value, COUNT_MAX)
         if legacy:
             rows.append(CodeRow(index, asm, source, None, None, hits, latency, None, None, kernel=current))
             continue
@@ -256,8 +275,13 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
             value = row[position]
             if type(value) is not int:
                 value = _as_int(path, value, index, column)
-            if value < 0 and column in COUNT_COLUMNS:
-                raise _negative(path, index, column, value)
+            if column in COUNT_COLUMNS:
+                if value < 0:
+                    raise _negative(path, index, column, value)
+                if value > COUNT_MAX:
+                    raise _too_big(path, index, column, value, COUNT_MAX)
+            elif value > IDENTIFIER_MAX:
+                raise _too_big(path, index, column, value, IDENTIFIER_MAX)
             optional.append(value)
         codeobj, vaddr, stall, idle, pc_issued, pc_stalled = optional
         if stall is not None and stall > latency:
@@ -296,4 +320,4 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
 def read_code_json(path: Path) -> CodeTable:
     """Read and parse a code.json; raises InputError with file, problem and fix."""
     path = Path(path)
-    return parse_code_document(load_json_file(path, "code.json"), path)
+    return parse_code_document(load_json_file(path, "code.json", CODE_JSON_LIMIT), path)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 # md_text_cell escapes text: kernel names, paths, asm and labels are user data (never markup), and
 # Markdown tables break on '|' and newlines.
 from kerneltrace.render.markdown import html_comment, md_code, md_code_cell, md_text_cell
+from kerneltrace.safetext import terminal_page
 
 TOP_LINES = 10
 TOP_INSTRUCTIONS = 10
@@ -15,11 +17,17 @@ TOP_TYPES = 8
 
 
 def _pct(value: float | None) -> str:
-    return "new" if value is None else f"{value:+.1%}"
+    if value is None:
+        return "new"
+    return f"{value:+.1%}" if math.isfinite(value) else "n/a"
 
 
 def _cyc(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.1f}"
+    return "-" if value is None or not math.isfinite(value) else f"{value:,.1f}"
+
+
+def _known(*values: Any) -> bool:
+    return any(value is not None for value in values)
 
 
 def _text_change(row: Mapping[str, Any], width: int, delta: bool = False) -> str:
@@ -58,7 +66,17 @@ def estimate_lines(c: Mapping[str, Any]) -> list[str]:
     if not isinstance(est, Mapping):
         return []
     if est.get("value") is None:
+        if c.get("verdict") == "not-comparable":
+            out = [f"no time change estimated: {est.get('why')}"]
+            units = (c.get("work_per_wave") or {}).get("per_unit_of_work") or []
+            if units:
+                out.append("  per unit of work (these do not grow with the work a wave does):")
+                out.extend(f"    {u['unit']}: {_cyc(u['before'])} → {_cyc(u['after'])} "
+                           f"({_pct(u['relative'])})" for u in units)
+            return out
         return [f"estimated time change: unavailable ({est.get('why')}); verdict from stall checks"]
+    if est.get("basis") == "identical_capture":
+        return [f"no change: {est.get('why')}"]
     out = [
         f"estimated time change: {est['value']:+.1%} (band {est['low']:+.1%} … {est['high']:+.1%}, "
         f"noise floor ±{est['noise_floor']:.0%}), basis {est['basis']}",
@@ -73,7 +91,7 @@ def estimate_lines(c: Mapping[str, Any]) -> list[str]:
 def _est_cell(c: Mapping[str, Any] | None) -> str:
     est = (c or {}).get("estimated_time_change") or {}
     if est.get("value") is None:
-        return "-"
+        return "not comparable" if (c or {}).get("verdict") == "not-comparable" else "-"
     return f"{est['value']:+.1%} ({est['low']:+.1%} … {est['high']:+.1%})"
 
 
@@ -101,6 +119,27 @@ def _sections(result: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 # ---------------------------------------------------------------------------- text
 
 
+def _side_text(side: Mapping[str, Any]) -> str:
+    """'dir (kernel, arch, N waves)', leaving out what is unknown."""
+    facts = [str(side[key]) for key in ("kernel", "arch") if side.get(key)]
+    if side.get("traced_waves") is not None:
+        facts.append(f"{side['traced_waves']} waves")
+    return f"{side.get('dispatch_dir')}" + (f" ({', '.join(facts)})" if facts else "")
+
+
+def occupancy_text(occ: Mapping[str, Any]) -> str:
+    """'3 → 4 waves/SIMD (limited by vgpr → lds)', with unknown parts left out ("" if all are)."""
+    before, after = occ.get("before") or {}, occ.get("after") or {}
+    waves = (before.get("waves_per_simd"), after.get("waves_per_simd"))
+    limits = (before.get("limited_by"), after.get("limited_by"))
+    if not _known(*waves, *limits):
+        return ""
+    text = f"{waves[0] if waves[0] is not None else '?'} → {waves[1] if waves[1] is not None else '?'} waves/SIMD"
+    if _known(*limits):
+        text += f" (limited by {limits[0] or '?'} → {limits[1] or '?'})"
+    return text
+
+
 def render_text(result: Mapping[str, Any]) -> str:
     """Plain-text report of a comparison (the terminal view)."""
     out = [
@@ -117,16 +156,14 @@ def render_text(result: Mapping[str, Any]) -> str:
         if title:
             out.append(f"== {title}: {comparison['verdict']}")
         out.extend(_text_one(comparison))
-    return "\n".join(out) + "\n"
+    return terminal_page("\n".join(out) + "\n")
 
 
 def _text_one(c: Mapping[str, Any]) -> list[str]:
     before, after, norm = c["before"], c["after"], c["normalization"]
     out = [
-        f"before: {before.get('dispatch_dir')} ({before.get('kernel')}, "
-        f"{before.get('traced_waves')} waves)",
-        f"after:  {after.get('dispatch_dir')} ({after.get('kernel')}, "
-        f"{after.get('traced_waves')} waves)",
+        f"before: {_side_text(before)}",
+        f"after:  {_side_text(after)}",
         f"normalization: {norm['basis']}",
         *estimate_lines(c),
         "",
@@ -168,13 +205,9 @@ def _text_one(c: Mapping[str, Any]) -> list[str]:
                 f"  {label} hotspot ({h['kind']}): {h['key']}  "
                 f"{h['share_before']:.1%} → {h['share_after']:.1%}"
             )
-    occ = c["occupancy"]
-    out.append("")
-    out.append(
-        f"occupancy: {occ['before']['waves_per_simd']} → {occ['after']['waves_per_simd']} "
-        f"waves/SIMD (limited by {occ['before']['limited_by']} → "
-        f"{occ['after']['limited_by']})"
-    )
+    occupancy = occupancy_text(c["occupancy"])
+    if occupancy:
+        out += ["", f"occupancy: {occupancy}"]
     if c["l2"]["status"] == "compared":
         out.append(
             "L2: "
@@ -221,7 +254,7 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         if title:
             out += [f"## {md_text_cell(title)}: {md_text_cell(comparison['verdict'])}", ""]
         out.extend(_md_one(comparison))
-    return "\n".join(out) + "\n"
+    return terminal_page("\n".join(out) + "\n")
 
 
 def _md_one(c: Mapping[str, Any]) -> list[str]:
@@ -289,12 +322,9 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
                 )
             )
             out.append("")
-    occ = c["occupancy"]
-    out += [
-        f"Occupancy: {md_text_cell(occ['before']['waves_per_simd'])} → {md_text_cell(occ['after']['waves_per_simd'])} "
-        f"waves/SIMD (limited by {md_text_cell(occ['before']['limited_by'])} → {md_text_cell(occ['after']['limited_by'])}).",
-        "",
-    ]
+    occupancy = occupancy_text(c["occupancy"])
+    if occupancy:
+        out += [f"Occupancy: {md_text_cell(occupancy)}.", ""]
     if c["l2"]["status"] == "compared":
         out += ["| L2 metric | before | after | change |", "|---|---:|---:|---:|"]
         for m in c["l2"]["metrics"]:
@@ -309,4 +339,4 @@ def _md_one(c: Mapping[str, Any]) -> list[str]:
 def render_regression_markdown(result: dict, run: str) -> str:
     """regression.md: the comparison's Markdown under a header comment naming the run and baseline."""
     header = f"<!-- regression report: run {html_comment(run)} vs {html_comment(result['baseline'])} -->\n"
-    return header + render_markdown(result)
+    return terminal_page(header) + render_markdown(result)

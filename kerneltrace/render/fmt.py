@@ -6,9 +6,12 @@ BAR_CELLS = 30
 
 
 def cycles(value: int | float | None) -> str:
-    """1234567 -> '1.23M', 12345 -> '12.3K', None -> 'n/a'."""
+    """1234567 -> '1.23M', 12345 -> '12.3K', None -> 'n/a'; a number no float holds -> '~2^N'."""
     if value is None:
         return "n/a"
+    if isinstance(value, int) and abs(value) >= 1 << 1000:
+        # float(value) would raise OverflowError (a sum of hostile 64-bit counts is far below this)
+        return f"{'-' if value < 0 else ''}~2^{abs(value).bit_length() - 1}"
     if abs(value) >= 1e6:
         return f"{value / 1e6:.2f}M"
     if abs(value) >= 1e3:

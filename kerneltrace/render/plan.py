@@ -7,6 +7,7 @@ import re
 from kerneltrace.analysis.hotspots import user_lines
 from kerneltrace.render.markdown import md_cell, md_code, md_fence, md_prose, md_text, md_url
 from kerneltrace.render.templates import TEMPLATE_DIR
+from kerneltrace.safetext import terminal_page
 
 TOP_LINES = 5
 HEAT_LINES = 15
@@ -206,7 +207,8 @@ def _views(
 def render_markdown(summary: dict, hotspot_docs: list[dict],
                     timelines: dict[str, str] | None = None) -> str:
     template = _environment(autoescape=False).get_template("plan.md.j2")
-    return template.render(summary=summary, kernels=_views(summary, hotspot_docs, None, timelines))
+    # every value is Markdown-escaped by the template's filters; control/bidi characters too
+    return terminal_page(template.render(summary=summary, kernels=_views(summary, hotspot_docs, None, timelines)))
 
 
 def render_charts(dispatch: dict, doc: dict) -> dict[str, str]:

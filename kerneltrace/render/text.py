@@ -5,6 +5,7 @@ from __future__ import annotations
 from kerneltrace.errors import InputError
 from kerneltrace.readers.snapshots import SourceIndex
 from kerneltrace.render.fmt import bar, cycles, head, percent, tail
+from kerneltrace.safetext import terminal_page
 from kerneltrace.sourceloc import innermost_location, split_location
 
 RULE = "═" * 90
@@ -245,4 +246,4 @@ def render_text(
     if warnings:
         out += section("Warnings")
         out += [f"  - {warning}" for warning in warnings]
-    return "\n".join(out) + "\n", render_warnings
+    return terminal_page("\n".join(out) + "\n"), render_warnings

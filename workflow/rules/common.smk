@@ -55,6 +55,20 @@ except InputError as err:
 # job processes parse this file too: say it once per invocation
 if workflow.is_main_process:
     print(f"kernel-trace-analysis: {_note}", file=sys.stderr)
+    # stop signals never hang the run and never leave its locks, from here on (onstart re-wraps
+    # Snakemake's own SIGTERM handler once its scheduler installs it)
+    from kerneltrace.pipeline.stopping import stop_on_signals
+
+    stop_on_signals(unlock=lambda: workflow.persistence.unlock())
+    if config.get("baseline"):
+        # a baseline without this run's summary is an error before any job, never a silent pass
+        from kerneltrace.analysis.compare.regression import require_baseline_summary
+
+        try:
+            for _run in RUNS:
+                require_baseline_summary(Path(config["baseline"]), _run)
+        except InputError as err:
+            raise WorkflowError(f"config: {err}")
 
 JOB_SUFFIX = jobfile.job_suffix(config["job_format"])
 
@@ -156,7 +170,7 @@ def all_targets(wildcards):
         targets += [f"reports/{run}/plan.md", f"reports/{run}/plan.html"]
     targets.append("reports/index.html")  # regression.smk: batch_index
     if config.get("baseline"):
-        targets += expand("results/{run}/regression.passed", run=list(RUNS))
+        targets += expand("results/{run}/regression.gate.json", run=list(RUNS))
     return targets
 
 

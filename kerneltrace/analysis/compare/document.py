@@ -12,17 +12,26 @@ from typing import Any
 from kerneltrace.analysis.compare.align import (
     compare_instructions,
 )
-from kerneltrace.analysis.compare.estimate import estimate_time_change, time_verdict
+from kerneltrace.analysis.compare.estimate import estimate_time_change, time_verdict, unavailable
 from kerneltrace.analysis.compare.lines import compare_lines, hotspot_changes
-from kerneltrace.analysis.compare.values import delta, mapped_fraction, num, relative, traced_waves
+from kerneltrace.analysis.compare.values import (
+    delta,
+    mapped_fraction,
+    num,
+    out_of_range,
+    relative,
+    traced_waves,
+)
 from kerneltrace.analysis.compare.verdict import (
     DEFAULT_THRESHOLDS,
     Thresholds,
     checks_fired,
     verdict_of,
 )
-from kerneltrace.analysis.compare.work import verdict_for_work, work_per_wave
+from kerneltrace.analysis.compare.work import different_work, per_unit_of_work, work_per_wave
 from kerneltrace.errors import InputError
+
+NOT_COMPARABLE = "not-comparable"
 
 SCHEMA = "kerneltrace.compare/1"
 TOTAL_METRICS = ("stall_cycles", "latency_cycles", "idle_cycles", "hits", "executed_instructions")
@@ -51,8 +60,7 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
     _check_hotspot_doc(before, "BEFORE")
     _check_hotspot_doc(after, "AFTER")
     notes: list[str] = []
-    if before.get("kernel") and after.get("kernel") and before["kernel"] != after["kernel"]:
-        notes.append(f"different kernels: '{before['kernel']}' vs '{after['kernel']}'")
+    refusals = refusal_reasons(before, after)
 
     waves_before, waves_source_before = traced_waves(before)
     waves_after, waves_source_after = traced_waves(after)
@@ -90,18 +98,25 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
     checks = checks_fired(th, totals["stall_cycles"], by_type, lines["items"], instr_pairs,
                           total_stall_before_pw)
     identical = bool(instr_section["identical_sequence"] and instr_section["matched"])
-    estimate = estimate_time_change(before, after, waves_before=waves_before,
-                                    waves_after=waves_after, identical_stream=identical,
-                                    noise=th.time_noise)
-    verdict, reasons = _verdict(estimate, checks, th, notes)
     work = work_per_wave(before, after, waves_before, waves_after)
-    # per executed instruction, latency must rise beyond the noise band to stay "regressed"
-    verdict, work_reason = verdict_for_work(verdict, work, max(th.time_change, th.time_noise))
-    if work_reason:
-        reasons = [work_reason, *reasons]
-    elif not work["comparable_per_wave"]:
-        notes.append(f"hits per wave differ ×{work['ratio']:g}: per-wave sums compare different "
-                     "work; see work_per_wave.per_hit")
+    if refusals:
+        estimate = unavailable("; ".join(refusals), th.time_noise)
+        verdict, reasons = NOT_COMPARABLE, list(refusals)
+    else:
+        estimate = estimate_time_change(before, after, waves_before=waves_before,
+                                        waves_after=waves_after, identical_stream=identical,
+                                        noise=th.time_noise, same_work=work["comparable_per_wave"],
+                                        identical_capture=identical and _same_counts(before, after))
+        verdict, reasons = _verdict(estimate, checks, th, notes)
+        if not work["comparable_per_wave"] and estimate["value"] is None:
+            # per-wave sums (and the stall checks on them) compare different work: no verdict
+            verdict, reasons = NOT_COMPARABLE, [different_work(work) + "; " + estimate["why"]]
+        elif not work["comparable_per_wave"]:
+            # the stall checks sum per wave: with different work per wave they say nothing
+            reasons = [r for r in reasons if not r.startswith("stall check")]
+            notes.append(f"hits per wave differ ×{work['ratio']:g}: per-wave sums compare different "
+                         "work; the time change comes from the launch (estimated_time_change.launch)")
+    work["per_unit_of_work"] = per_unit_of_work(work, estimate.get("components") or {})
     if lines["status"] != "matched" and lines.get("reason"):
         notes.append(lines["reason"])
     if occupancy.get("changed"):
@@ -141,6 +156,48 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
     }
 
 
+def _arch_name(doc: Mapping[str, Any]) -> str | None:
+    arch = doc.get("arch") if isinstance(doc.get("arch"), Mapping) else {}
+    name = arch.get("name")
+    return name.split(":")[0].lower() if isinstance(name, str) and name else None
+
+
+def refusal_reasons(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """Why two documents cannot be compared at all (different kernels, GPUs, unusable numbers)."""
+    reasons = []
+    kernel_b, kernel_a = before.get("kernel"), after.get("kernel")
+    if kernel_b and kernel_a and kernel_b != kernel_a:
+        reasons.append(f"different kernels: '{kernel_b}' vs '{kernel_a}' (compare two builds of "
+                       "one kernel)")
+    arch_b, arch_a = _arch_name(before), _arch_name(after)
+    if arch_b and arch_a and arch_b != arch_a:
+        reasons.append(f"different GPUs: {arch_b} vs {arch_a} (cycles and occupancy limits are "
+                       "not the same units; compare captures from one GPU)")
+    for side, doc in (("BEFORE", before), ("AFTER", after)):
+        bad = sorted(out_of_range({key: doc.get(key) for key in ("totals", "instructions", "waves",
+                                                                  "stall_by_type", "occupancy")}))
+        if bad:
+            more = f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""
+            reasons.append(f"{side} holds numbers out of any real range (not finite or beyond "
+                           f"1e30) at {', '.join(bad[:3])}{more}")
+    return reasons
+
+
+def _counts(doc: Mapping[str, Any]) -> list[tuple]:
+    keys = ("asm", "hits", "latency_cycles", "stall_cycles", "idle_cycles")
+    return [tuple(item.get(key) for key in keys) for item in doc.get("instructions") or []
+            if isinstance(item, Mapping)]
+
+
+def _same_counts(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    """True when two documents measured exactly the same (two copies of one capture)."""
+    waves_b = before.get("waves") if isinstance(before.get("waves"), Mapping) else {}
+    waves_a = after.get("waves") if isinstance(after.get("waves"), Mapping) else {}
+    return (before.get("totals") == after.get("totals") and _counts(before) == _counts(after)
+            and waves_b.get("per_wave") == waves_a.get("per_wave")
+            and waves_b.get("timing") == waves_a.get("timing"))
+
+
 def _verdict(estimate: Mapping[str, Any], checks: list[dict], th: Thresholds,
              notes: list[str]) -> tuple[str, list[str]]:
     """The verdict follows the time estimate; fired stall checks are listed as where it moved."""
@@ -153,6 +210,8 @@ def _verdict(estimate: Mapping[str, Any], checks: list[dict], th: Thresholds,
         return stall_verdict, stall_reasons
     verdict, reason = timed
     if verdict == "neutral":
+        if estimate["basis"] == "identical_capture":
+            notes.append("no change: " + estimate["why"])
         return verdict, []
     where = [f"stall check (does not decide the verdict): {r}" for r in stall_reasons]
     return verdict, [reason, *where]

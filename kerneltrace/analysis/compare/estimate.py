@@ -14,6 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kerneltrace.analysis.compare.launch import by_launch
+from kerneltrace.analysis.compare.values import finite
+
 # Half-width of the band, as a fraction of kernel time. Measured on the shared flash_attn_func
 # captures of one ISA (tests/test_compare_time_shared.py recomputes it): the two captures of
 # the same commit (…_38430_dispatch_44 and …_55287_dispatch_44_after_loc_fix, 32 traced waves
@@ -49,24 +52,18 @@ class TimeSide:
     latency_per_wave: float | None  # code.json Σ latency / traced waves (no wave files needed)
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
 def _hot_loop(waves: Mapping[str, Any], wave_count: int) -> HotLoop | None:
     loops = waves.get("loops")
     if not isinstance(loops, list) or not loops or not isinstance(loops[0], Mapping):
         return None
     loop = loops[0]
-    cpi = _number(loop.get("cycles_per_iteration"))
-    iterations = _number(loop.get("iterations"))
-    loop_waves = _number(loop.get("waves"))
+    cpi = finite(loop.get("cycles_per_iteration"))
+    iterations = finite(loop.get("iterations"))
+    loop_waves = finite(loop.get("waves"))
     if not cpi or not iterations or not loop_waves:
         return None
     split = loop.get("split") if isinstance(loop.get("split"), Mapping) else {}
-    share = _number(split.get("loop_share"))
+    share = finite(split.get("loop_share"))
     uniform = loop_waves == wave_count and iterations % loop_waves == 0
     header = loop.get("first_index") if isinstance(loop.get("first_index"), int) else None
     return HotLoop(header, int(loop_waves), cpi, iterations / loop_waves, uniform,
@@ -77,20 +74,20 @@ def time_side(doc: Mapping[str, Any], traced_waves: int | None) -> TimeSide:
     """Read the time-related facts of one hotspot document (``/2`` for the wave-based ones)."""
     occupancy = doc.get("occupancy") if isinstance(doc.get("occupancy"), Mapping) else {}
     totals = doc.get("totals") if isinstance(doc.get("totals"), Mapping) else {}
-    latency = _number(totals.get("latency_cycles"))
+    latency = finite(totals.get("latency_cycles"))
     latency_per_wave = latency / traced_waves if latency and traced_waves else None
     waves = doc.get("waves") if isinstance(doc.get("waves"), Mapping) else {}
     count = waves.get("waves") if isinstance(waves.get("waves"), int) else 0
     per_wave = waves.get("per_wave") if isinstance(waves.get("per_wave"), Mapping) else {}
     duration = per_wave.get("duration") if isinstance(per_wave.get("duration"), Mapping) else {}
-    mean = _number(duration.get("mean"))
+    mean = finite(duration.get("mean"))
     timing = waves.get("timing") if isinstance(waves.get("timing"), Mapping) else {}
-    span = _number(timing.get("span_cycles"))
+    span = finite(timing.get("span_cycles"))
     if count <= 0 or not mean:
-        return TimeSide(traced_waves, None, None, _number(occupancy.get("waves_per_simd")), None,
+        return TimeSide(traced_waves, None, None, finite(occupancy.get("waves_per_simd")), None,
                         latency_per_wave)
     return TimeSide(count, mean, count * mean / span if span else None,
-                    _number(occupancy.get("waves_per_simd")), _hot_loop(waves, count),
+                    finite(occupancy.get("waves_per_simd")), _hot_loop(waves, count),
                     latency_per_wave)
 
 
@@ -177,16 +174,44 @@ def _choose(before: TimeSide, after: TimeSide, identical_stream: bool
             "neither wave lifetimes (wave files) nor code.json latency on both sides", notes)
 
 
+def unavailable(why: str, noise: float = NOISE_FLOOR) -> dict[str, Any]:
+    """An ``estimated_time_change`` without a value (the pair cannot be timed from its traces)."""
+    return {"value": None, "low": None, "high": None, "basis": "unavailable", "why": why,
+            "noise_floor": noise, "visible": True, "notes": [], "components": {}}
+
+
 def estimate_time_change(before: Mapping[str, Any], after: Mapping[str, Any], *,
                          waves_before: int | None, waves_after: int | None,
-                         identical_stream: bool, noise: float = NOISE_FLOOR) -> dict[str, Any]:
-    """The ``estimated_time_change`` object of kerneltrace.compare/1 (docs/compare-json.md)."""
+                         identical_stream: bool, noise: float = NOISE_FLOOR,
+                         same_work: bool = True, identical_capture: bool = False) -> dict[str, Any]:
+    """The ``estimated_time_change`` object of kerneltrace.compare/1 (docs/compare-json.md).
+
+    ``same_work`` False (hits per wave differ: analysis/compare/work.py): the time change comes
+    from the launch (analysis/compare/launch.py) or is unavailable. ``identical_capture``: the two
+    documents hold the same instructions and counts, so the change is zero ("no change")."""
     side_b, side_a = time_side(before, waves_before), time_side(after, waves_after)
-    basis, value, extra, why, notes = _choose(side_b, side_a, identical_stream)
+    launch = None
+    if identical_capture:
+        basis, value, extra, notes = "identical_capture", 0.0, 0.0, []
+        why = "the two captures hold the same instructions with the same counts"
+    elif not same_work:
+        value, extra, why, launch = by_launch(before, after)
+        basis, notes = "launch_rounds", []
+        if value is None:
+            basis = "unavailable"
+            why = ("the waves do different work, so per-wave figures cannot be compared, and the "
+                   f"launch is unknown ({why}): compare the per-unit-of-work figures, or time "
+                   "both kernels end to end")
+    else:
+        basis, value, extra, why, notes = _choose(side_b, side_a, identical_stream)
+    if value is not None and not math.isfinite(value):
+        basis, value, why = "unavailable", None, "the time figures are out of range"
     half = noise + extra
+    if value is not None:
+        value = max(value, -1.0)  # a kernel cannot take less than no time
     result: dict[str, Any] = {
         "value": value,
-        "low": value - half if value is not None else None,
+        "low": max(value - half, -1.0) if value is not None else None,
         "high": value + half if value is not None else None,
         "basis": basis,
         "why": why,
@@ -195,7 +220,9 @@ def estimate_time_change(before: Mapping[str, Any], after: Mapping[str, Any], *,
         "notes": notes,
         "components": components(side_b, side_a),
     }
-    if value is not None and identical_stream and abs(value) <= half:
+    if launch is not None:
+        result["launch"] = launch
+    if value is not None and identical_stream and not identical_capture and abs(value) <= half:
         result["visible"] = False
         notes.append("same instruction stream and the same per-CU timing within the noise floor: "
                      "a change outside the traced CU (grid, workgroup order/swizzle, L2 or XCD "

@@ -37,12 +37,19 @@ def read_json(path: Path) -> Any:
                              "dir or a reports/ folder")
 
 
-def _default_analyzer(dispatch_dir: Path) -> dict:
-    from kerneltrace.hotspot_report import analyze_dispatch  # heavy: only when a dir is given
+def analyzer(arch: str | None = None) -> Analyzer:
+    """The in-process hotspot analysis of a dispatch dir given to compare (``arch`` overrides)."""
+    def analyze(dispatch_dir: Path) -> dict:
+        from kerneltrace.hotspot_report import analyze_dispatch  # heavy: only when a dir is given
 
-    # Wave files give the wave lifetimes the time estimate is based on (compare/estimate.py).
-    has_waves = next(dispatch_dir.glob("se*_sm*_sl*_wv*.json"), None) is not None
-    return analyze_dispatch(dispatch_dir, waves=has_waves)
+        # Wave files give the wave lifetimes the time estimate is based on (compare/estimate.py).
+        has_waves = next(dispatch_dir.glob("se*_sm*_sl*_wv*.json"), None) is not None
+        return analyze_dispatch(dispatch_dir, waves=has_waves, arch=arch)
+
+    return analyze
+
+
+_default_analyzer = analyzer()
 
 
 def hotspot_docs_beside(summary_path: Path, dispatch_dirs: set[str] | None = None) -> list[dict]:

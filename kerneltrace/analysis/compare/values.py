@@ -2,18 +2,49 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Iterator, Mapping
 from typing import Any
+
+# Larger than any real count or cycle sum (64-bit counts summed over a code object stay below
+# 1e25), small enough that products and ratios of two stay finite floats.
+MAX_MAGNITUDE = 1e30
+
+
+def finite(value: Any) -> float | None:
+    """``value`` as a float if it is a number of plausible size, else None (never raises)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond every float
+        return None
+    return number if math.isfinite(number) and abs(number) <= MAX_MAGNITUDE else None
 
 
 def num(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+    number = finite(value)
+    return 0.0 if number is None else number
 
 
 def relative(before: float, after: float) -> float | None:
     if before == 0:
         return 0.0 if after == 0 else None
-    return (after - before) / before
+    change = (after - before) / before
+    return change if math.isfinite(change) else None
+
+
+def out_of_range(doc: Any, path: str = "") -> Iterator[str]:
+    """JSON paths of numbers in ``doc`` that are not finite or beyond MAX_MAGNITUDE."""
+    stack = [(path, doc)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, Mapping):
+            stack.extend((f"{where}.{key}" if where else str(key), item) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{index}]", item) for index, item in enumerate(value))
+        elif isinstance(value, int | float) and not isinstance(value, bool) and finite(value) is None:
+            yield where
 
 
 def delta(before: float, after: float, scale_before: float, scale_after: float) -> dict:
@@ -41,12 +72,12 @@ def traced_waves(doc: Mapping[str, Any]) -> tuple[int | None, str]:
     if isinstance(waves, Mapping):
         for key in ("count", "wave_count", "traced_waves", "n_waves"):
             value = waves.get(key)
-            if isinstance(value, int) and value > 0:
+            if isinstance(value, int) and value > 0 and finite(value) is not None:
                 return value, f"waves.{key}"
     ordered = program_order(doc)
     for instr in ordered:
         hits = instr.get("hits")
-        if isinstance(hits, int) and hits > 0:
+        if isinstance(hits, int) and hits > 0 and finite(hits) is not None:
             return hits, "hits of the first executed instruction"
     return None, "unknown (no executed instruction)"
 

@@ -2,9 +2,10 @@
 
 A persistent-kernel variant runs several tiles per wave: ~7× the executed instructions (hits) per
 wave of the one-tile-per-wave original. Per-wave sums then grow with the work, not with a
-slowdown. When hits per traced wave differ by more than `WORK_RATIO` either way, the comparison
-is normalised per hit (latency and stall per executed instruction); if the per-hit figures do not
-show the change either, the verdict is `not-comparable` instead of a false `regressed`.
+slowdown. When hits per traced wave differ by more than `WORK_RATIO` either way, the time change
+comes from the launch (compare/launch.py: workgroup rounds × wave lifetime); without the launch
+facts the verdict is `not-comparable` (never a false `regressed`) and the figures per unit of work
+(per executed instruction, per hot-loop iteration) are shown instead of a time change.
 """
 
 from __future__ import annotations
@@ -12,11 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kerneltrace.analysis.compare.values import finite as _num
+
 WORK_RATIO = 1.5  # hits per wave differing by more than this factor: different work per wave
-
-
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def work_per_wave(before: Mapping[str, Any], after: Mapping[str, Any],
@@ -45,19 +44,33 @@ def work_per_wave(before: Mapping[str, Any], after: Mapping[str, Any],
     return out
 
 
-def verdict_for_work(verdict: str, work: Mapping[str, Any], threshold: float | None
-                     ) -> tuple[str, str | None]:
-    """(verdict, reason): a per-wave verdict stands unless the work per wave changed; then the
-    per-hit latency decides a regression, or the pair is `not-comparable`."""
-    if work.get("comparable_per_wave", True) or verdict != "regressed":
-        return verdict, None
-    latency = ((work.get("per_hit") or {}).get("latency_cycles") or {}).get("relative")
-    floor = threshold if threshold is not None else 0.1
-    what = (f"hits per wave changed {work['hits_per_wave_before']:g} → "
+def different_work(work: Mapping[str, Any]) -> str:
+    """'hits per wave changed A → B (×R): the waves do different work'."""
+    return (f"hits per wave changed {work['hits_per_wave_before']:g} → "
             f"{work['hits_per_wave_after']:g} (×{work['ratio']:g}): the waves do different work")
-    if latency is not None and latency > floor:
-        return "regressed", f"{what}; per executed instruction latency still rose {latency:+.1%}"
-    return "not-comparable", (f"{what}, so per-wave sums cannot say whether it got slower; per "
-                              "executed instruction latency "
-                              + (f"changed {latency:+.1%}" if latency is not None else "is unknown")
-                              + ": time both kernels end to end instead")
+
+
+def per_unit_of_work(work: Mapping[str, Any], components: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Figures that do not grow with the work a wave does: per executed instruction (hit) and per
+    hot-loop iteration, each ``{unit, before, after, relative}`` (what a not-comparable pair shows
+    instead of a time change)."""
+    rows = []
+    for metric, label in (("latency_cycles", "latency cycles per executed instruction"),
+                          ("stall_cycles", "stall cycles per executed instruction")):
+        entry = (work.get("per_hit") or {}).get(metric)
+        if entry:
+            rows.append({"unit": label, "before": entry["before"], "after": entry["after"],
+                         "relative": entry["relative"]})
+    before, after = (list(components.get("hot_loop_cycles_per_iteration") or [None, None]) + [None])[:2]
+    if _num(before) and _num(after) is not None:
+        rows.append({"unit": "hot-loop cycles per iteration", "before": before, "after": after,
+                     "relative": round(after / before - 1, 4)})
+    before, after = (list(components.get("hot_loop_iterations_per_wave") or [None, None]) + [None])[:2]
+    if _num(before) and _num(after) is not None:
+        rows.append({"unit": "hot-loop iterations per wave", "before": before, "after": after,
+                     "relative": round(after / before - 1, 4)})
+    if work.get("hits_per_wave_before") and work.get("hits_per_wave_after") is not None:
+        rows.append({"unit": "executed instructions (hits) per wave",
+                     "before": work["hits_per_wave_before"], "after": work["hits_per_wave_after"],
+                     "relative": round(work["ratio"] - 1, 4) if work.get("ratio") else None})
+    return rows
