@@ -6,7 +6,6 @@ import sys
 from collections.abc import Callable, Container, Iterable
 
 from kerneltrace.records import record
-
 from kerneltrace.safetext import one_line
 
 
