@@ -215,7 +215,7 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
         (column, positions.get(column)) for column in ("Codeobj", "Vaddr", "Stall", "Idle", "PC_Issued", "PC_Stalled")
     ]
     # the v3 layout (Codeobj, Vaddr, Stall, Idle present, no PC columns): one tuple read per row
-    # and one all-plain-non-negative-ints test; anything else takes the column-by-column checks
+    # and one all-plain-ints-in-range test; anything else takes the column-by-column checks
     v3_at = [position for _column, position in optional_columns[:4]]
     v3_fast = (None not in v3_at and reasons_at is None
                and all(position is None for _column, position in optional_columns[4:]))
@@ -261,7 +261,8 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
         if v3_fast:
             codeobj, vaddr, stall, idle = row[codeobj_at], row[vaddr_at], row[stall_at], row[idle_at]
             if (type(codeobj) is int and type(vaddr) is int and type(stall) is int and type(idle) is int
-                    and stall >= 0 and idle >= 0):
+                    and 0 <= stall <= COUNT_MAX and 0 <= idle <= COUNT_MAX
+                    and codeobj <= IDENTIFIER_MAX and vaddr <= IDENTIFIER_MAX):
                 if stall > latency:
                     stall_over_latency.append(index)
                 rows.append(CodeRow(index, asm, source, codeobj, vaddr, hits, latency, stall, idle,
