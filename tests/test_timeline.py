@@ -147,6 +147,9 @@ def test_cap_is_stated_in_metadata_and_printed(gemm, tmp_path):
     assert shown == meta["instruction_slices"] <= 40
     assert meta["instruction_rows_dropped"] > 0 and meta["instruction_executions_dropped"] > 0
     assert "capped at 40" in done.stdout
+    # the hot loop's iterations would take over half of 40: left out, and said so
+    assert meta["hot_loop_dropped"] == 1 and meta["loop_iterations"] == 0
+    assert "hot-loop iterations left out" in done.stdout
     check_trace(decoded, gemm)
 
 

@@ -52,6 +52,7 @@ class TimelineResult:
     rows: RowChoice
     hot_loop: tuple[int, int] | None
     counts: dict[str, Any] = field(default_factory=dict)
+    loop_dropped: bool = False  # the hot loop's iterations would take over half the cap
 
     def summary_lines(self) -> list[str]:
         c = self.counts
@@ -69,6 +70,9 @@ class TimelineResult:
                 f"instruction slices capped at {self.rows.cap}: {len(self.rows.shown)} rows shown, "
                 f"{len(self.rows.dropped)} rows ({self.rows.dropped_executions} executions) "
                 "left out; --max-instruction-slices raises the cap")
+        if self.loop_dropped:
+            lines.append("hot-loop iterations left out: they would take over half of "
+                         f"--max-instruction-slices ({self.rows.cap})")
         if c.get("flows_not_shown"):
             lines.append(f"{c['flows_not_shown']} attributed waits have no arrow (their load or "
                          "wait row is not shown)")
@@ -187,6 +191,7 @@ def _metadata_event(ctx, result: TimelineResult, dispatch_dir: Path, kernel: str
         "instruction_executions_dropped": result.rows.dropped_executions,
         "dropped_rows": ",".join(map(str, result.rows.dropped[:200])),
         "hot_loop": f"{result.hot_loop[0]}-{result.hot_loop[1]}" if result.hot_loop else "",
+        "hot_loop_dropped": int(result.loop_dropped),
         **{k: v for k, v in result.counts.items() if k != "skipped_waves"},
         "skipped_waves": len(result.counts.get("skipped_waves", [])),
     }
@@ -235,8 +240,14 @@ def export_timeline(dispatch_dir: Path | str, out: Path | str, *, fmt: str = "pe
 
     clock = resolve_clock(dispatch_dir, agent_mhz, arch_name)
     names = Names()
-    choice = choose_rows(table, max_instruction_slices, top_instructions)
     loop = hot_loop(table)
+    # loop iterations come out of the same cap, first, when they take at most half of it
+    header_hits = next((row.hits for row in table.rows if loop and row.index == loop[0]), 0)
+    loop_dropped = bool(loop) and header_hits > max_instruction_slices // 2
+    if loop_dropped:
+        loop, header_hits = None, 0
+    choice = choose_rows(table, max_instruction_slices - header_hits, top_instructions)
+    choice.cap = max_instruction_slices
     rows = _rows(table, names, choice, loop)
     ctx = Context(clock, names, TrackRegistry(), rows)
     code_rows = len(rows.asm)
@@ -244,7 +255,8 @@ def export_timeline(dispatch_dir: Path | str, out: Path | str, *, fmt: str = "pe
     span = _span(dispatch_dir)
     counter_totals = counters.new_totals(span, pipe)
     limit = int(max_mb * 1e6)
-    result = TimelineResult(str(out), fmt, 0, clock.mhz, clock.source, arch_name, choice, loop)
+    result = TimelineResult(str(out), fmt, 0, clock.mhz, clock.source, arch_name, choice, loop,
+                            loop_dropped=loop_dropped)
 
     with atomic.streaming(out) as handle:
         writer = _writer(fmt, handle, names)
