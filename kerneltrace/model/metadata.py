@@ -6,7 +6,8 @@ beside `att_viewer/big/…`; rocprofv3 writes `<out>/<host>/<pid>_agent_info.csv
 `ui_output_*` dirs). The bundle is bounded (``bundle``): the climb stops below `/`, below the
 parent of a mount point, at a folder another user owns or anyone may write to (`/tmp`), at a system
 folder (`/proc`, `/sys`, `/dev`), and at a folder that holds other captures' bundles (a subfolder
-with dispatch dirs and metadata CSVs of its own). Files and subfolders owned by another user than
+with dispatch dirs and files of the searched kind of its own: agent-info and kernel-trace CSVs,
+or counter CSVs). Files and subfolders owned by another user than
 the dispatch dir's owner (a linked subfolder: its target's owner) are never looked at; every
 filesystem error is a skip. The search depends only on the dispatch dir, never on the folder a
 user pointed at, so the CLI on a dispatch dir and the pipeline on it or any parent give the same
@@ -166,9 +167,8 @@ def holds_captures(folder: Path, limit: int = SCAN_LIMIT) -> bool:
     return False
 
 
-def _holds_metadata(folder: Path, owner: int | None) -> bool:
-    """Kernel-trace or agent-info CSVs in the folder or one level down."""
-    patterns = KERNEL_TRACE + AGENT_INFO
+def _holds_metadata(folder: Path, owner: int | None, patterns: tuple[str, ...]) -> bool:
+    """Files of the searched kind in the folder or one level down."""
     if _files(folder, patterns, owner):
         return True
     return any(_files(Path(entry.path), patterns, owner) for entry in _entries(folder) if _is_dir(entry))
@@ -211,7 +211,8 @@ def bundle_folders(folder: Path, came_from: Path, capture: _Capture | None = Non
                       if sub.absolute() != came_from and not holds_captures(sub))]
 
 
-def _climb_stops(folder: Path, came_from: Path, capture: _Capture, level: int) -> bool:
+def _climb_stops(folder: Path, came_from: Path, capture: _Capture, level: int,
+                 patterns: tuple[str, ...]) -> bool:
     """True when ``folder`` (the parent of ``came_from``) is outside the capture's bundle."""
     if _is_system(folder, resolve=True) or os.path.ismount(came_from) or not _own_folder(folder, capture):
         return True
@@ -226,24 +227,28 @@ def _climb_stops(folder: Path, came_from: Path, capture: _Capture, level: int) -
             if level > 1:  # the parent's other dispatch dirs are the same capture
                 return True
             continue
-        if holds_captures(sub) and _holds_metadata(sub, capture.owner):
-            return True  # a sibling capture with its own CSVs: this folder holds several bundles
+        if holds_captures(sub) and _holds_metadata(sub, capture.owner, patterns):
+            # a sibling capture with its own files of this kind: this folder holds several
+            # bundles, and its files of the kind may be the sibling's (a counter CSV beside two
+            # captures that have none of their own is still found)
+            return True
     return False
 
 
-def bundle(dispatch_dir: Path) -> list[list[Path]]:
-    """The folders searched per level, nearest first: [the dir], then each ancestor + subfolders."""
+def bundle(dispatch_dir: Path, patterns: tuple[str, ...] = KERNEL_TRACE + AGENT_INFO) -> list[list[Path]]:
+    """The folders searched per level for files of one kind, nearest first: [the dir], then each
+    ancestor + subfolders."""
     listings = getattr(_scope, "listings", None)
-    key = ("bundle", str(dispatch_dir))
+    key = ("bundle", str(dispatch_dir), patterns)
     if listings is not None and key in listings:
         return listings[key]
-    levels = _bundle(Path(dispatch_dir))
+    levels = _bundle(Path(dispatch_dir), patterns)
     if listings is not None:
         listings[key] = levels
     return levels
 
 
-def _bundle(dispatch_dir: Path) -> list[list[Path]]:
+def _bundle(dispatch_dir: Path, patterns: tuple[str, ...]) -> list[list[Path]]:
     capture = _capture_of(dispatch_dir)
     levels = [[dispatch_dir]]
     if _is_system(dispatch_dir, resolve=True):
@@ -256,7 +261,7 @@ def _bundle(dispatch_dir: Path) -> list[list[Path]]:
                 break
             folder = folder.absolute()
         folder = folder.parent
-        if _climb_stops(folder, came_from, capture, level):
+        if _climb_stops(folder, came_from, capture, level, patterns):
             break
         levels.append(bundle_folders(folder, came_from, capture))
     return levels
@@ -272,7 +277,7 @@ def bundle_levels(dispatch_dir: Path, patterns: tuple[str, ...]) -> list[list[Pa
     with _one_search():
         owner = _capture_of(dispatch_dir).owner
         prefer = dispatch_dir.absolute().parent.name + "_"
-        folders = bundle(dispatch_dir)
+        folders = bundle(dispatch_dir, patterns)
         levels = [_files(dispatch_dir, patterns, owner) if not _is_system(dispatch_dir, True) else []]
         for places in folders[1:]:
             here = [path for place in places for path in _files(place, patterns, owner)]

@@ -138,9 +138,10 @@ def _above(walk_root: str, dispatch_dir: Path) -> list[str]:
     """Metadata CSVs the capture bundle of ``dispatch_dir`` reaches outside ``walk_root``: the
     files kerneltrace/model/metadata.py would look at (``bundle_levels``), one definition."""
     inside = os.path.join(walk_root, "")
-    return [_stat_line(str(path), "/")
-            for level in bundle_levels(dispatch_dir, METADATA_PATTERNS)[1:] for path in level
-            if not os.path.abspath(path).startswith(inside)]
+    found = {path for kind in (KERNEL_TRACE, AGENT_INFO, COUNTERS)  # each kind has its own bounds
+             for level in bundle_levels(dispatch_dir, kind)[1:] for path in level
+             if not os.path.abspath(path).startswith(inside)}
+    return [_stat_line(str(path), "/") for path in sorted(found)]
 
 
 def _stat_line(path: str, root: str) -> str:
