@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
+from kerneltrace.plan.spec import plan_rule
+from kerneltrace.thresholds import heuristic
 
-MIN_SHARE = 0.03
-LOOK_BACK = 4
+
+@dataclass(frozen=True)
+class HazardThresholds:
+    """NOP-hazard-stall: `s_nop` stall per hazard cause."""
+
+    CONCERN = "hazards"
+    min_share: float = heuristic(0.03, "`s_nop` stall share of one hazard cause from which it is "
+                                 "a finding (the issue-dependency verdict needs "
+                                 "verdict.nop_share)")
+    look_back: int = heuristic(4, "instructions before an `s_nop` searched for its producer")
+    hideable: tuple[float, float] = heuristic((0.3, 0.8), "share of the `s_nop` stall that "
+                                              "independent work between producer and consumer "
+                                              "fills")
 _TRANS = re.compile(r"^v_(exp|log|rcp|rsq|sqrt|sin|cos)_")
 _LANE = re.compile(r"^(v_readlane|v_readfirstlane|v_writelane|v_permlane|s_setreg|v_cmpx|v_div_fmas)")
 
@@ -73,13 +87,28 @@ def hazard_cause(before: list[dict], after: list[dict] | None = None) -> tuple[s
     return "other", None
 
 
+@plan_rule(id="NOP-hazard-stall", lever="issue", serves=("issue-dependency",), order=160,
+           thresholds=(HazardThresholds,))
 def nop_hazards(ctx: PlanContext) -> list[Finding]:
-    """One finding per hazard cause whose `s_nop` stall is ≥ 3 % of all stall."""
+    """`s_nop` hazard padding, by the hazard that made the compiler insert it.
+
+    One finding per hazard cause whose `s_nop` stall is ≥ 3 % of all stall.
+
+    Trigger: `s_nop` stall per hazard cause ≥ 3 % of stall; cause: a lane op right after the `s_nop`
+        (lane/SGPR), a compare writing VCC right before it that a `v_cndmask` reads (compare/select:
+        fix = compares first, selects after, no masking on tiles that need none, `v_max`/`v_med3`
+        clamps), else the nearest producer in the 4 instructions before: transcendental
+        (`v_exp/log/rcp/rsq/sqrt/sin/cos`), MFMA, lane/SGPR ops (`v_readlane`, `v_writelane`,
+        `v_permlane`, `s_setreg`, …), else other
+    Evidence: producer + `s_nop` pairs
+    Gain: 30–80 % of that `s_nop` stall
+    Fix: put independent work between the hazard's producer and its consumer"""
+    limits = ctx.thresholds.of(HazardThresholds)
     nops = [ins for ins in ctx.program_order
             if ins.get("type") == isa.NOP and (ins.get("stall_cycles") or 0) > 0]
     by_cause: dict[str, list[tuple[dict, dict | None]]] = {}
     for nop in nops:
-        before, after = ctx.neighbours(nop["index"], LOOK_BACK, 1)
+        before, after = ctx.neighbours(nop["index"], limits.look_back, 1)
         before = [ins for ins in before if ins.get("type") != isa.NOP]
         cause, producer = hazard_cause(before, after)
         by_cause.setdefault(cause, []).append((nop, producer))
@@ -87,7 +116,7 @@ def nop_hazards(ctx: PlanContext) -> list[Finding]:
     for cause, items in by_cause.items():
         stall = sum(nop["stall_cycles"] for nop, _ in items)
         share = ctx.share(stall)
-        if share < MIN_SHARE:
+        if share < limits.min_share:
             continue
         items.sort(key=lambda item: -item[0]["stall_cycles"])
         need, fix = CAUSES[cause]
@@ -97,10 +126,11 @@ def nop_hazards(ctx: PlanContext) -> list[Finding]:
                 evidence.append(ctx.evidence(producer, f"{cause} hazard producer"))
             evidence.append(ctx.evidence(nop, "hazard wait states"))
         location = ctx.user_location(evidence)
-        findings.append(Finding.for_share(
-            "NOP-hazard-stall", location, share,
+        findings.append(ctx.finding(
+            "NOP-hazard-stall", share, location=location,
             title=f"`s_nop` hazard padding after {cause} ops: {share:.0%} of stall",
-            estimated_gain=hiding_gain(share, 0.3, 0.8, f"the `s_nop` stall after {cause} ops"),
+            estimated_gain=hiding_gain(share, *limits.hideable,
+                                       f"the `s_nop` stall after {cause} ops"),
             root_cause=f"{len(items)} `s_nop` instruction(s) stall {stall:,} cycles: {need}.",
             fix=f"{fix[0].upper()}{fix[1:]}.",
             evidence=evidence,
