@@ -24,6 +24,8 @@ class HazardThresholds:
     hideable: tuple[float, float] = heuristic((0.3, 0.8), "share of the `s_nop` stall that "
                                               "independent work between producer and consumer "
                                               "fills")
+    note_share: float = heuristic(0.1, "`s_nop` stall share (all causes) from which the plan "
+                                  "notes how much hazard padding each wave executes")
 _TRANS = re.compile(r"^v_(exp|log|rcp|rsq|sqrt|sin|cos)_")
 _LANE = re.compile(r"^(v_readlane|v_readfirstlane|v_writelane|v_permlane|s_setreg|v_cmpx|v_div_fmas)")
 
@@ -137,3 +139,48 @@ def nop_hazards(ctx: PlanContext) -> list[Finding]:
             effort="medium",
         ))
     return findings
+
+
+_NOP_COUNT = re.compile(r"^s_nop\s+(0x[0-9a-fA-F]+|\d+)")
+
+
+def wait_states(asm: str) -> int:
+    """Wait states one `s_nop N` inserts: N + 1 (the immediate counts the extra ones)."""
+    match = _NOP_COUNT.match(asm.strip())
+    return int(match.group(1), 0) + 1 if match else 1
+
+
+@plan_rule(id="NOP-padding-note", lever="none", order=165, thresholds=(HazardThresholds,))
+def nop_padding_note(ctx: PlanContext) -> list[Finding]:
+    """How much hazard padding each wave executes (a note, not ranked).
+
+    When `s_nop` stall is a large share of the kernel's, the per-cause findings say what to
+    change; this note states the total: how many `s_nop` instructions, how many wait states per
+    wave, and how much of the stall they hold, so a reader sees the size of the issue-bound part.
+
+    Trigger: `s_nop` stall (all causes) ≥ 10 % of all stall
+    Evidence: the `s_nop` instructions with the most stall
+    Gain: none (the NOP-hazard-stall findings carry the gains)
+    Fix: the NOP-hazard-stall findings, cause by cause"""
+    limits = ctx.thresholds.of(HazardThresholds)
+    nops = [ins for ins in ctx.program_order if ins.get("type") == isa.NOP and ins.get("hits")]
+    stall = sum(ins.get("stall_cycles") or 0 for ins in nops)
+    share = ctx.share(stall)
+    if share < limits.note_share:
+        return []
+    waves = ctx.wave_count or 1
+    states = sum(wait_states(ins.get("asm") or "") * ins["hits"] for ins in nops) / waves
+    top = sorted(nops, key=lambda ins: -(ins.get("stall_cycles") or 0))[:5]
+    return [ctx.finding(
+        "NOP-padding-note", share, priority="LOW", ranked=False, scope="kernel",
+        title=(f"Hazard padding: {len(nops)} `s_nop` instruction(s) insert ~{states:,.0f} wait "
+               f"states per wave and hold {share:.0%} of stall"),
+        estimated_gain=None,
+        root_cause=(f"`s_nop` instructions (wait states the compiler inserts between a producer "
+                    f"and a dependent consumer the hardware does not interlock) stall "
+                    f"{stall:,} cycles over the traced waves, {share:.1%} of all stall."),
+        fix="See the NOP-hazard-stall findings: each names the hazard cause and its fix.",
+        evidence=[ctx.evidence(ins, f"s_nop, {wait_states(ins.get('asm') or '')} wait state(s)")
+                  for ins in top],
+        effort="none",
+    )]
