@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kerneltrace import atomic  # noqa: E402
-from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace import atomic
+from kerneltrace.errors import run_cli
 
 
 def main(argv: list[str] | None = None) -> int:
