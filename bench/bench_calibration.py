@@ -52,8 +52,8 @@ def pct(value: float | None) -> str:
 
 
 def compare_row(name: str, before: dict, after: dict, measured: float | None) -> dict:
-    from kerneltrace.analysis.compare.document import compare
-    from kerneltrace.analysis.compare.verdict import verdict_of
+    from kerneltrace.compare.document import compare
+    from kerneltrace.compare.verdict import verdict_of
 
     result = compare(before, after)
     estimate = result["estimated_time_change"]
@@ -108,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {args.calibration} not found (the shared calibration captures)",
               file=sys.stderr)
         return 2
-    from kerneltrace.analysis.compare.inputs import load_side
     from kerneltrace.calibration import AA_PAIRS, PAIRS, dispatch_dir
+    from kerneltrace.compare.inputs import load_side
 
     started = time.process_time()
     rows, plans = [], []

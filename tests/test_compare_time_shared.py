@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from kerneltrace.analysis.compare.document import compare
-from kerneltrace.analysis.compare.estimate import NOISE_FLOOR
-from kerneltrace.analysis.compare.inputs import load_side
 from kerneltrace.calibration import AA_PAIRS, PAIRS, dispatch_dir
+from kerneltrace.compare.document import compare
+from kerneltrace.compare.estimate import NOISE_FLOOR
+from kerneltrace.compare.inputs import load_side
 
 pytestmark = pytest.mark.shared
 

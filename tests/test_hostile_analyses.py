@@ -240,7 +240,7 @@ def strict_json(document: Any) -> Any:
 
 def run_everything(directory: Path, csvs: dict[str, Path], case: Case, waves: bool) -> None:
     """Hotspots → text → plan (md + html) → self-compare; InputError allowed, nothing else."""
-    from kerneltrace.analysis.compare.document import compare
+    from kerneltrace.compare.document import compare
     from kerneltrace.hotspot_report import run_analysis
     from kerneltrace.plan.inputs import plan_snippets
     from kerneltrace.plan.summary import build_summary

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from kerneltrace.analysis.compare.inputs import load_side
 from kerneltrace.calibration import PAIRS, dispatch_dir
+from kerneltrace.compare.inputs import load_side
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.gains import CALIBRATED
 from kerneltrace.plan.pipeline import run_all

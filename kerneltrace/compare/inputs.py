@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kerneltrace.analysis.compare.document import (
+from kerneltrace.compare.document import (
     compare,
     compare_sets,
     keyed_dispatches,
     summary_level_doc,
 )
-from kerneltrace.analysis.compare.verdict import Thresholds
+from kerneltrace.compare.verdict import Thresholds
 from kerneltrace.errors import InputError
 from kerneltrace.model.naming import is_dispatch_dir
 from kerneltrace.readers.regular import read_json as read_regular_json
