@@ -53,7 +53,7 @@ def pct(value: float | None) -> str:
 
 def compare_row(name: str, before: dict, after: dict, measured: float | None) -> dict:
     from kerneltrace.compare.document import compare
-    from kerneltrace.compare.verdict import verdict_of
+    from kerneltrace.compare.gate import verdict_of
 
     result = compare(before, after)
     estimate = result["estimated_time_change"]

@@ -9,8 +9,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import argparse
 
 from kerneltrace import atomic
+from kerneltrace.compare.gate import parse_thresholds
 from kerneltrace.compare.regression import regression_check
-from kerneltrace.compare.verdict import parse_thresholds
 from kerneltrace.errors import run_cli
 from kerneltrace.render.compare import render_regression_markdown
 

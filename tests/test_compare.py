@@ -8,8 +8,8 @@ import pytest
 
 from kerneltrace.compare.align import align_opcodes
 from kerneltrace.compare.document import compare
+from kerneltrace.compare.gate import DEFAULT_THRESHOLDS, parse_thresholds
 from kerneltrace.compare.values import traced_waves
-from kerneltrace.compare.verdict import DEFAULT_THRESHOLDS, parse_thresholds
 from kerneltrace.errors import InputError
 from kerneltrace.sourceloc import innermost_location as innermost
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from kerneltrace.compare.document import compare
+from kerneltrace.compare.gate import parse_thresholds
 from kerneltrace.compare.inputs import load_side
-from kerneltrace.compare.verdict import parse_thresholds
 from kerneltrace.sourceloc import innermost_location as innermost
 
 pytestmark = pytest.mark.shared

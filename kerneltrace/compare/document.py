@@ -13,14 +13,14 @@ from kerneltrace.compare.align import (
     compare_instructions,
 )
 from kerneltrace.compare.estimate import estimate_time_change, time_verdict
-from kerneltrace.compare.lines import compare_lines, hotspot_changes
-from kerneltrace.compare.values import delta, mapped_fraction, num, relative, traced_waves
-from kerneltrace.compare.verdict import (
+from kerneltrace.compare.gate import (
     DEFAULT_THRESHOLDS,
     Thresholds,
     checks_fired,
     verdict_of,
 )
+from kerneltrace.compare.lines import compare_lines, hotspot_changes
+from kerneltrace.compare.values import delta, mapped_fraction, num, relative, traced_waves
 from kerneltrace.compare.work import verdict_for_work, work_per_wave
 from kerneltrace.errors import InputError
 

@@ -13,7 +13,7 @@ from kerneltrace.compare.document import (
     keyed_dispatches,
     summary_level_doc,
 )
-from kerneltrace.compare.verdict import Thresholds
+from kerneltrace.compare.gate import Thresholds
 from kerneltrace.errors import InputError
 from kerneltrace.model.naming import is_dispatch_dir
 from kerneltrace.readers.regular import read_json as read_regular_json

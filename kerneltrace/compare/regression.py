@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from kerneltrace.compare.document import compare_sets, keyed_dispatches
+from kerneltrace.compare.gate import Thresholds
 from kerneltrace.compare.inputs import attach_l2, load_side, read_json
-from kerneltrace.compare.verdict import Thresholds
 from kerneltrace.errors import InputError
 
 
