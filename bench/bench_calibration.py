@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Calibration benchmark: estimated vs measured kernel-time change on re-timed before/after pairs.
 
-For every pair of ``kerneltrace.calibration.PAIRS`` (../shared/calibration, speed measured by
+For every pair of ``tests/calibration_pairs.py PAIRS`` (../shared/calibration, speed measured by
 the pair's authors) and every A/A re-capture of ``AA_PAIRS`` (../shared/captures, no change):
 the estimated time change of ``compare`` (value, band, basis), the measured change, and whether
 the verdict was right. Baselines measured in the same run: the change of code.json latency per
@@ -23,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the calibration pairs (tests/calibration_pairs.py)
 SHARED = ROOT.parent / "shared"
 SIGNIFICANT = 0.05
 
@@ -108,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {args.calibration} not found (the shared calibration captures)",
               file=sys.stderr)
         return 2
-    from kerneltrace.calibration import AA_PAIRS, PAIRS, dispatch_dir
+    from calibration_pairs import AA_PAIRS, PAIRS, dispatch_dir
+
     from kerneltrace.compare.inputs import load_side
 
     started = time.process_time()

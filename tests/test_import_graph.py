@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("model", ("kerneltrace.model",)),
     ("analyses", ("kerneltrace.analysis", "kerneltrace.counters.planner")),
     ("document", ("kerneltrace.hotspot_report",)),
-    ("comparison", ("kerneltrace.compare", "kerneltrace.calibration")),
+    ("comparison", ("kerneltrace.compare",)),
     ("plan", ("kerneltrace.plan",)),
     ("renderers", ("kerneltrace.render",)),
     ("integration", ("kerneltrace.rocprof", "kerneltrace.pipeline", "kerneltrace.synth")),

@@ -8,8 +8,8 @@ range covers the measured change.
 from __future__ import annotations
 
 import pytest
+from calibration_pairs import PAIRS, dispatch_dir
 
-from kerneltrace.calibration import PAIRS, dispatch_dir
 from kerneltrace.compare.inputs import load_side
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.gains import CALIBRATED
