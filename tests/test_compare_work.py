@@ -7,7 +7,7 @@ import pytest
 
 from kerneltrace.compare.document import compare
 from kerneltrace.compare.work import verdict_for_work, work_per_wave
-from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.synth import demo_gemm, write_dispatch_dir
 
 

@@ -38,7 +38,9 @@ def read_json(path: Path) -> Any:
 
 
 def _default_analyzer(dispatch_dir: Path) -> dict:
-    from kerneltrace.hotspot_report import analyze_dispatch  # heavy: only when a dir is given
+    from kerneltrace.document.hotspot_report import (
+        analyze_dispatch,  # heavy: only when a dir is given
+    )
 
     # Wave files give the wave lifetimes the time estimate is based on (compare/estimate.py).
     has_waves = next(dispatch_dir.glob("se*_sm*_sl*_wv*.json"), None) is not None
