@@ -131,7 +131,6 @@ def counter_rows(spec: KernelSpec, dispatch_id: int, values: dict[str, float], *
     return [csvs.CounterRow(dispatch, name, float(value)) for name, value in values.items()]
 
 
-SYNTHETIC_SOURCE_ROOT = "/synthetic/"
 _PLACEHOLDER_MAGIC = b"SYNTHETIC "
 
 
