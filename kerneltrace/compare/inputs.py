@@ -43,7 +43,9 @@ def _default_analyzer(dispatch_dir: Path) -> dict:
     )
 
     # Wave files give the wave lifetimes the time estimate is based on (compare/estimate.py).
-    has_waves = next(dispatch_dir.glob("se*_sm*_sl*_wv*.json"), None) is not None
+    from kerneltrace.readers.wavefile.record import WAVE_FILE_GLOB
+
+    has_waves = next(dispatch_dir.glob(WAVE_FILE_GLOB), None) is not None
     return analyze_dispatch(dispatch_dir, waves=has_waves)
 
 
