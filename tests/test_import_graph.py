@@ -15,7 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "kerneltrace"
 # Lowest first. A module belongs to the longest prefix listed; it may import its own layer and
 # the layers below it, never one above. Where a newcomer's module goes: docs/architecture.md.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("kerneltrace", "kerneltrace.errors", "kerneltrace.atomic", "kerneltrace.sourceloc")),
+    ("base", ("kerneltrace", "kerneltrace.errors", "kerneltrace.atomic", "kerneltrace.sourceloc",
+              "kerneltrace.numfmt")),
     ("facts", ("kerneltrace.isa", "kerneltrace.arch", "kerneltrace.counters", "kerneltrace.thresholds")),
     ("readers", ("kerneltrace.readers",)),
     ("model", ("kerneltrace.model",)),

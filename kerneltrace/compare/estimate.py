@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kerneltrace.numfmt import percent
+
 # Half-width of the band, as a fraction of kernel time. Measured on the shared flash_attn_func
 # captures of one ISA (tests/test_compare_time_shared.py recomputes it): the two captures of
 # the same commit (…_38430_dispatch_44 and …_55287_dispatch_44_after_loc_fix, 32 traced waves
@@ -119,7 +121,7 @@ def components(before: TimeSide, after: TimeSide) -> dict[str, Any]:
 
 
 def _pct(value: float) -> str:
-    return f"{value:+.1%}"
+    return percent(value, sign=True)
 
 
 def _choose(before: TimeSide, after: TimeSide, identical_stream: bool

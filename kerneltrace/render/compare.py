@@ -7,6 +7,7 @@ from typing import Any
 
 # md_text_cell escapes text: kernel names, paths, asm and labels are user data (never markup), and
 # Markdown tables break on '|' and newlines.
+from kerneltrace.numfmt import percent
 from kerneltrace.render.markdown import html_comment, md_code, md_code_cell, md_text_cell
 
 TOP_LINES = 10
@@ -15,7 +16,7 @@ TOP_TYPES = 8
 
 
 def _pct(value: float | None) -> str:
-    return "new" if value is None else f"{value:+.1%}"
+    return percent(value, sign=True, missing="new")
 
 
 def _cyc(value: float | None) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from kerneltrace.analysis.hotspots import user_lines
+from kerneltrace.numfmt import percent
 from kerneltrace.render.markdown import md_cell, md_code, md_fence, md_prose, md_text
 from kerneltrace.render.templates import TEMPLATE_DIR
 
@@ -26,10 +27,6 @@ def fmt_cycles(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         return "n/a"
     return f"{value:,}" if isinstance(value, int) else f"{value:,.0f}"
-
-
-def fmt_pct(value: object, digits: int = 1) -> str:
-    return f"{value:.{digits}%}" if isinstance(value, int | float) else "n/a"
 
 
 def fmt_gain(gain: dict | None) -> str:
@@ -61,7 +58,7 @@ def _environment(autoescape: bool):
         cell=md_cell,
         fence=md_fence,
         cycles=fmt_cycles,
-        pct=fmt_pct,
+        pct=percent,
         gain=fmt_gain,
     )
     return env

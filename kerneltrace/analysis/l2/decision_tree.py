@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from kerneltrace.numfmt import percent
 from kerneltrace.thresholds import DEFAULT_L2, L2Thresholds
 
 
 def pct(value: float) -> str:
-    return f"{100 * value:.1f} %"
+    """'12.3 %': the L2 text's spelling."""
+    return percent(value, sep=" ")
 
 
 def verdicts(doc: dict, limits: L2Thresholds = DEFAULT_L2) -> list[str]:
