@@ -24,7 +24,13 @@ from kerneltrace.analysis.hotspots import (
 from kerneltrace.errors import InputError
 from kerneltrace.model.metadata import find_metadata
 from kerneltrace.model.naming import parse_dispatch_name
-from kerneltrace.readers.codejson import PC_SAMPLING_REASONS, CodeRow, CodeTable, read_code_json
+from kerneltrace.readers.codejson import (
+    PC_SAMPLING_REASONS,
+    CodeFormat,
+    CodeRow,
+    CodeTable,
+    read_code_json,
+)
 from kerneltrace.readers.csvs import AgentInfo, KernelTraceRow
 from kerneltrace.readers.regular import NotRegularFile
 from kerneltrace.readers.snapshots import SourceIndex, read_snapshots
@@ -46,7 +52,7 @@ class DispatchAnalysis:
 
 
 def _metric(table: CodeTable, rows: list[CodeRow]) -> str:
-    if table.format == "pcsampling":
+    if table.format == CodeFormat.PCSAMPLING:
         return "pc_stalled"
     if rows and rows[0].stall is None:
         return "latency"
@@ -221,8 +227,8 @@ def run_analysis(
         warnings.append(f"snapshots.json skipped: {err.what} (no source snippets)")
         sources = SourceIndex({})
 
-    pc_sampling = table.format == "pcsampling"
-    legacy = table.format == "legacy"
+    pc_sampling = table.format == CodeFormat.PCSAMPLING
+    legacy = table.format == CodeFormat.LEGACY
     metric = _metric(table, rows)
     analysis = aggregate(instruction_stats(rows), metric)
     warnings.extend(analysis.warnings)

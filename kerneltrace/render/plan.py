@@ -6,6 +6,7 @@ import re
 
 from kerneltrace.analysis.hotspots import user_lines
 from kerneltrace.numfmt import percent
+from kerneltrace.readers.codejson import CodeFormat
 from kerneltrace.render.markdown import md_cell, md_code, md_fence, md_prose, md_text
 from kerneltrace.render.templates import TEMPLATE_DIR
 
@@ -157,7 +158,7 @@ def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | Non
         "bottleneck": dispatch.get("bottleneck"),
         "gain_bound": dispatch.get("gain_bound"),
         "gain_bound_kernel_time": dispatch.get("gain_bound_kernel_time"),
-        "no_stall": not totals.get("stall_cycles") and dispatch.get("format") != "pcsampling",
+        "no_stall": not totals.get("stall_cycles") and dispatch.get("format") != CodeFormat.PCSAMPLING,
         "occupancy": occupancy_view(dispatch, doc),
         "kernel_doc": doc,
         "top_type": stall_by_type[0] if stall_by_type else None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kerneltrace.errors import InputError
 from kerneltrace.numfmt import percent
+from kerneltrace.readers.codejson import CodeFormat
 from kerneltrace.readers.snapshots import SourceIndex
 from kerneltrace.render.fmt import bar, cycles, head, tail
 from kerneltrace.sourceloc import innermost_location, split_location
@@ -48,7 +49,7 @@ def _summary(document: dict) -> list[str]:
     lines.append(
         f"  Instructions:    {totals['instructions']} listed, {totals['executed_instructions']} executed"
     )
-    if document["format"] == "pcsampling":
+    if document["format"] == CodeFormat.PCSAMPLING:
         lines.append(
             f"  PC samples:      {totals.get('pc_issued', 0)} issued, {totals.get('pc_stalled', 0)} stalled"
         )
@@ -235,7 +236,7 @@ def render_text(
     out += _summary(document)
     out += _occupancy(document)
     out += _types(document)
-    if document["format"] == "pcsampling":
+    if document["format"] == CodeFormat.PCSAMPLING:
         out += _pc_sampling(document)
     if mode in ("src", "both"):
         out += _lines(document, topk, detail, context, sources, render_warnings)
