@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 200_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.document.hotspot_report import analyze_dispatch
     from kerneltrace.render.text import render_text
     from kerneltrace.synth import spec as synth_spec
     from kerneltrace.synth.writers import write_dispatch_dir

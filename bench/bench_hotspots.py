@@ -111,12 +111,12 @@ def start_up(repeat: int) -> None:
     python = sys.executable
     bare = timed([python, "-c", "pass"], repeat)
     package = timed([python, "-c", "import kerneltrace"], repeat)
-    report = timed([python, "-c", "import kerneltrace.hotspot_report, kerneltrace.render.text"], repeat)
+    report = timed([python, "-c", "import kerneltrace.document.hotspot_report, kerneltrace.render.text"], repeat)
     print("\n# import time (median, minus bare interpreter start)")
     print(f"python -c pass: {bare:.3f}s; import kerneltrace: +{package - bare:.3f}s; "
           f"import hotspot path: +{report - bare:.3f}s")
     heavy = subprocess.run(
-        [python, "-c", "import sys, kerneltrace.hotspot_report, kerneltrace.render.text; "
+        [python, "-c", "import sys, kerneltrace.document.hotspot_report, kerneltrace.render.text; "
          "print(sorted(m for m in ('numpy', 'pandas', 'matplotlib', 'jinja2', 'yaml', 'dataclasses') "
          "if m in sys.modules))"],
         capture_output=True, text=True, check=False, env=ENV,

@@ -86,7 +86,7 @@ def _nav_dcl(driver) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.document.hotspot_report import analyze_dispatch
     from kerneltrace.plan.summary import build_summary
     from kerneltrace.render.explorer import explorer_data, script_json
     from kerneltrace.render.plan import plan_outputs, render_html
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             render = _median_s(lambda: render_html(summary, [doc], []), args.repeat)  # noqa: B023
             explorer = _median_s(lambda: script_json(explorer_data(dispatch, doc)), args.repeat)  # noqa: B023
             page = out / f"{len(list(out.iterdir()))}.html"
-            html = plan_outputs([doc], [], run="bench")[1]["plan.html"]
+            html = plan_outputs(build_summary([doc], [], run="bench"), [doc], [])["plan.html"]
             page.write_text(html, encoding="utf-8")
             blob = len(str(script_json(explorer_data(dispatch, doc))).encode())
             row = (f"| {name} | {full / 1e6:.2f} MB (+{(full - slim) / 1e3:.0f} KB) | {len(html.encode()) / 1e3:.0f} KB"

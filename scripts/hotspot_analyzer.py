@@ -10,13 +10,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # OpenBLAS's thread pool costs at `import numpy` (~0.04 s a process; a user's setting wins).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
-import traceback  # noqa: E402
+import argparse
+import traceback
 
-from kerneltrace import atomic  # noqa: E402
-from kerneltrace.cliargs import number  # noqa: E402
-from kerneltrace.errors import InputError, run_cli  # noqa: E402
-from kerneltrace.safetext import one_line  # noqa: E402
+from kerneltrace import atomic
+from kerneltrace.cliargs import number
+from kerneltrace.errors import InputError, run_cli
+from kerneltrace.safetext import one_line
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         raise InputError("--keep needs --json", "command line", "add --json PATH")
     if not args.drop_on_error:
         return _analyse(args)
-    from kerneltrace.hotspot_report import dropped_record
+    from kerneltrace.document.hotspot_report import dropped_record
 
     try:
         staged: list[tuple[str, object]] = []
@@ -80,7 +80,7 @@ def _analyse(args: argparse.Namespace, staged: list | None = None) -> int:
     """The analysis and its reports; with ``staged``, the outputs are returned there, not written
     (so a failure while rendering leaves nothing half-written)."""
     from kerneltrace.atomic import json_text, refuse_input_overwrite, write_json, write_text
-    from kerneltrace.hotspot_report import run_analysis
+    from kerneltrace.document.hotspot_report import run_analysis
 
     outputs = (args.json, args.text)
     result = run_analysis(

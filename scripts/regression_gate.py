@@ -12,12 +12,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import argparse  # noqa: E402
+import argparse
 
-from kerneltrace.analysis.compare.inputs import read_json  # noqa: E402
-from kerneltrace.analysis.compare.regression import gate_outcome  # noqa: E402
-from kerneltrace.atomic import refuse_input_overwrite, write_json  # noqa: E402
-from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.compare.inputs import read_json
+from kerneltrace.compare.regression import gate_outcome
+from kerneltrace.atomic import refuse_input_overwrite, write_json
+from kerneltrace.errors import run_cli
 
 EXIT_REGRESSED = 1
 

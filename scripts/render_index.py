@@ -7,12 +7,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import argparse  # noqa: E402
+import argparse
 
-from kerneltrace.analysis.compare.inputs import HOTSPOT_SCHEMA_PREFIX, read_json  # noqa: E402
-from kerneltrace.atomic import refuse_input_overwrite, write_text  # noqa: E402
-from kerneltrace.errors import InputError, run_cli  # noqa: E402
-from kerneltrace.render.index import render_index, run_row  # noqa: E402
+from kerneltrace.compare.inputs import HOTSPOT_SCHEMA_PREFIX, read_json
+from kerneltrace.atomic import refuse_input_overwrite, write_text
+from kerneltrace.errors import InputError, run_cli
+from kerneltrace.render.index import render_index, run_row
 
 
 def reported_runs(reports: Path) -> list[str]:

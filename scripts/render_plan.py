@@ -3,7 +3,7 @@
 
 Command line:
     render_plan.py --hotspots H1.json [H2.json ...] [--l2 L1.json ...] --out-dir reports/RUN
-                   [--run RUN] [--charts] [--discovery DISCOVERY.json] [--manifest dispatches.tsv]
+                   [--run RUN] [--charts] [--thresholds JSON] [--discovery DISCOVERY.json] [--manifest dispatches.tsv]
 
 A `kerneltrace.dropped/1` document among --hotspots (hotspot_analyzer --drop-on-error) is a
 dispatch left out with its reason; --discovery adds those discovery dropped. They are listed in
@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kerneltrace import atomic  # noqa: E402
-from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace import atomic
+from kerneltrace.errors import run_cli
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,24 +38,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timelines", nargs="*", type=Path, default=[],
                         help="wave timelines (timeline/<id>.pftrace) to link: each goes with the "
                              "hotspot JSON of the same file stem")
+    parser.add_argument("--thresholds", metavar="JSON", default=None,
+                        help='plan thresholds overrides, e.g. \'{"verdict": {"tail_share": 0.5}}\' '
+                             "(the config's plan.thresholds; names in docs/thresholds.md)")
     parser.add_argument("--kept", nargs="*", type=Path, default=None,
                         help="the hotspot/L2 copies kept in OUT_DIR/hotspots and OUT_DIR/l2; other "
                              "JSON files there (dispatches no longer in the run) are removed")
     args = parser.parse_args(argv)
     from kerneltrace.plan.inputs import discovery_dropped, load_plan_documents
+    from kerneltrace.plan.summary import build_summary
     from kerneltrace.render.plan import plan_outputs
 
     out = args.out_dir
+    thresholds = _thresholds(args.thresholds)
     inputs = args.hotspots + args.l2 + [p for p in (args.discovery, args.manifest) if p]
     discovery = _discovery(args.discovery)
     hotspot_docs, l2_docs, dropped = load_plan_documents(
         args.hotspots, args.l2, discovery_dropped(discovery.get("notes") or []))
     fixed = ("summary.json", "plan.md", "plan.html", "dispatches.md")
     atomic.refuse_input_overwrite([out / name for name in fixed], inputs)  # before any rendering
-    summary, files = plan_outputs(hotspot_docs, l2_docs, run=args.run, charts=args.charts,
-                                  timelines=timeline_links(args.hotspots, hotspot_docs,
-                                                           args.timelines, out),
-                                  dropped=dropped)
+    summary = build_summary(hotspot_docs, l2_docs, run=args.run, dropped=dropped, thresholds=thresholds)
+    files = plan_outputs(summary, hotspot_docs, l2_docs, charts=args.charts,
+                         timelines=timeline_links(args.hotspots, hotspot_docs, args.timelines, out))
     if args.discovery or args.manifest or dropped:
         files["dispatches.md"] = _dispatches_md(args.manifest, dropped, str(discovery.get("searched") or ""))
     # the chart files, whose names are known only now
@@ -104,12 +108,35 @@ def _dispatches_md(manifest: Path | None, dropped: list[dict], searched: str) ->
     return notes_markdown(rows, notes, searched or "this run")
 
 
+def _thresholds(text: str | None) -> dict | None:
+    """The --thresholds JSON object (a bad one is an InputError, exit 2)."""
+    if not text:
+        return None
+    import json
+
+    from kerneltrace.errors import InputError
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"--thresholds is not JSON ({err.msg})", "command line",
+                         'give e.g. \'{"verdict": {"tail_share": 0.5}}\'') from None
+    if not isinstance(value, dict):
+        raise InputError("--thresholds must be a JSON object", "command line",
+                         'give e.g. \'{"verdict": {"tail_share": 0.5}}\'')
+    return value
+
+
 def snakemake_argv(smk) -> list[str]:
     """The command line of the plan rule."""
+    import json
+
+    thresholds = getattr(smk.params, "thresholds", None) or {}
     return ["--hotspots", *smk.input.hotspots, "--l2", *smk.input.l2, "--out-dir", smk.params.out_dir,
             f"--run={smk.wildcards.run}", "--charts", "--kept", *smk.input.kept,
             "--timelines", *smk.input.timelines,
-            "--discovery", smk.input.discovery, "--manifest", smk.input.dispatches]
+            "--discovery", smk.input.discovery, "--manifest", smk.input.dispatches,
+            *(["--thresholds", json.dumps(thresholds, sort_keys=True)] if thresholds else [])]
 
 
 if __name__ == "__main__":

@@ -28,7 +28,9 @@ def double_env(root: Path, *, call_log: bool = False) -> dict[str, str]:
     version.write_text("7.1.1\n")
     values = {k: v for k, v in os.environ.items() if not k.startswith(("ROCPROF_", "SNAKEMAKE_"))}
     values.update({"PATH": f"{DOUBLE_DIR}{os.pathsep}{os.environ.get('PATH', '')}",
-                   "ROCPROF_ATT_LIBRARY_PATH": str(lib), "KERNELTRACE_ROCM_VERSION_FILE": str(version)})
+                   "ROCPROF_ATT_LIBRARY_PATH": str(lib), "KERNELTRACE_ROCM_VERSION_FILE": str(version),
+                   # a hung double dies at once on SIGTERM or not at all: no 5 s wait per kill
+                   "KERNELTRACE_KILL_GRACE": "0.5"})
     if call_log:
         values["ROCPROF_DOUBLE_CALL_LOG"] = str(root / "calls.jsonl")
     return values

@@ -178,7 +178,7 @@ def test_pipeline_results_are_reused(tmp_path):
     from kerneltrace.agent.cache import AnalysisCache
     from kerneltrace.agent.roots import Roots
     from kerneltrace.agent.session import Session
-    from kerneltrace.hotspot_report import run_analysis
+    from kerneltrace.document.hotspot_report import run_analysis
     from kerneltrace.pipeline.manifest import MANIFEST_COLUMNS
     from kerneltrace.synth import demo_vec_add, write_dispatch_dir
 

@@ -201,8 +201,8 @@ def _as_user(uid: int, action) -> tuple[int, str]:
 
 @ROOT_ONLY
 def test_another_users_private_folder_is_a_skip_for_a_non_root_user(tmp_path):
-    from kerneltrace.analysis.compare.inputs import load_side
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.compare.inputs import load_side
+    from kerneltrace.document.hotspot_report import analyze_dispatch
     from kerneltrace.render.text import render_text
 
     home, dispatch, _decoy = _homes(tmp_path)

@@ -33,7 +33,7 @@ def imported_modules(argv: list[str], cwd: Path) -> set[str]:
     for line in done.stderr.splitlines():
         if line.startswith("import time:") and "|" in line and "imported package" not in line:
             names.add(line.rsplit("|", 1)[1].strip())
-    assert "kerneltrace.hotspot_report" in names, "no import listing: is -X importtime honoured?"
+    assert "kerneltrace.document.hotspot_report" in names, "no import listing: is -X importtime honoured?"
     return names
 
 

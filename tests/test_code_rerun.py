@@ -40,7 +40,7 @@ def test_code_signature_follows_the_imports_of_each_script():
     plan = {p.relative_to(REPO_ROOT).as_posix() for p in codesig.reachable_files(
         REPO_ROOT / "scripts" / "render_plan.py")}
     assert "kerneltrace/analysis/hotspots.py" in hotspots and "kerneltrace/analysis/hotspots.py" in plan
-    assert "kerneltrace/hotspot_report.py" in hotspots
+    assert "kerneltrace/document/hotspot_report.py" in hotspots
     # lazy imports inside functions count (render_plan imports plan.inputs inside main)
     assert {"kerneltrace/plan/verdict.py", "kerneltrace/render/plan.py",
             "kerneltrace/templates/plan.md.j2"} <= plan

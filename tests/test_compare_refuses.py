@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from kerneltrace.analysis.compare.document import compare
-from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.compare.document import compare
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.render.compare import render_markdown, render_text
 from kerneltrace.synth import demo_gemm, write_dispatch_dir
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -184,10 +185,11 @@ def test_hang_is_killed_after_the_configured_timeout(tmp_path, env):
 
 def test_hung_application_grandchildren_are_killed_too(tmp_path, env):
     marker = tmp_path / "still_running"
-    cmd = f"(sleep 3; touch {marker}) & sleep 30"
+    cmd = f"(sleep 2; touch {marker}) & sleep 30"
+    started = time.monotonic()
     proc, _, _ = att_capture(tmp_path, env, "--timeout", "1", cmd=cmd)
     assert proc.returncode == 124
-    subprocess.run(["sleep", "3"], check=True)  # past the grandchild's own deadline
+    time.sleep(max(0.0, 2.5 - (time.monotonic() - started)))  # past the grandchild's own deadline
     assert not marker.exists()
 
 

@@ -21,8 +21,8 @@ from hotspot_fixtures import (
     write_json,
 )
 
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.errors import run_cli
-from kerneltrace.hotspot_report import analyze_dispatch
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "scripts", "hotspot_analyzer.py")
 spec = importlib.util.spec_from_file_location("hotspot_analyzer_cli", SCRIPT)
@@ -253,3 +253,25 @@ def test_subprocess_help_and_json(tmp_path):
                             capture_output=True, text=True)
     assert result.returncode == 0
     assert json.loads(result.stdout)["source_lines"][0]["location"] in (f"{KERNEL_FILE}:7",)
+
+
+def test_the_hotspot_cli_start_up_path_imports_no_pandas(tmp_path):
+    """pandas is for tables (counter CSVs, batch and compare tables); one hotspot run — the
+    start-up path an agent calls per dispatch — must not pay for importing it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    script = repo / "scripts" / "hotspot_analyzer.py"
+    dispatch = next((repo / "examples" / "synthetic_gemm").glob("ui_output_agent_*_dispatch_*"))
+    probe = ("import runpy, sys\n"
+             f"sys.argv = [{str(script)!r}, {str(dispatch)!r}, '--json', {str(tmp_path / 'h.json')!r}]\n"
+             "try:\n"
+             f"    runpy.run_path({str(script)!r}, run_name='__main__')\n"
+             "except SystemExit as stop:\n"
+             "    assert not stop.code, stop.code\n"
+             "print('pandas' in sys.modules)\n")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert run.stdout.strip().splitlines()[-1] == "False"
+    assert (tmp_path / "h.json").is_file()

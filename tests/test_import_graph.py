@@ -16,13 +16,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "kerneltrace"
 # the layers below it, never one above. Where a newcomer's module goes: docs/architecture.md.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("kerneltrace", "kerneltrace.errors", "kerneltrace.atomic", "kerneltrace.sourceloc",
-              "kerneltrace.records")),
-    ("facts", ("kerneltrace.isa", "kerneltrace.arch", "kerneltrace.counters")),
+              "kerneltrace.records", "kerneltrace.numfmt")),
+    ("facts", ("kerneltrace.isa", "kerneltrace.arch", "kerneltrace.counters", "kerneltrace.thresholds")),
     ("readers", ("kerneltrace.readers",)),
     ("model", ("kerneltrace.model",)),
     ("analyses", ("kerneltrace.analysis", "kerneltrace.counters.planner")),
-    ("document", ("kerneltrace.hotspot_report",)),
-    ("comparison", ("kerneltrace.analysis.compare", "kerneltrace.calibration")),
+    ("document", ("kerneltrace.document",)),
+    ("comparison", ("kerneltrace.compare",)),
     ("plan", ("kerneltrace.plan",)),
     ("renderers", ("kerneltrace.render",)),
     ("integration", ("kerneltrace.rocprof", "kerneltrace.pipeline", "kerneltrace.synth", "kerneltrace.agent")),
@@ -141,7 +141,7 @@ def test_no_import_cycles():
 @pytest.mark.parametrize("edge, upward", [
     (("kerneltrace.readers.csvs", "kerneltrace.model.metadata"), True),
     (("kerneltrace.render.plan", "kerneltrace.analysis.hotspots"), False),
-    (("kerneltrace.analysis.compare.inputs", "kerneltrace.hotspot_report"), False),
+    (("kerneltrace.compare.inputs", "kerneltrace.document.hotspot_report"), False),
     (("kerneltrace.plan.inputs", "kerneltrace.render.plan"), True),
 ])
 def test_the_layer_order_itself(edge, upward):

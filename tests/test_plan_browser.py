@@ -63,7 +63,8 @@ def driver():
 @pytest.fixture(scope="module")
 def plans(tmp_path_factory) -> dict[str, Path]:
     """plan.html of each capture (hotspot analysis with the wave files, as the pipeline runs it)."""
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.document.hotspot_report import analyze_dispatch
+    from kerneltrace.plan.summary import build_summary
     from kerneltrace.render.plan import plan_outputs
 
     if not CAPTURES.is_dir():
@@ -72,7 +73,7 @@ def plans(tmp_path_factory) -> dict[str, Path]:
     out = {}
     for name, dispatch_dir in PLANS.items():
         doc = analyze_dispatch(dispatch_dir, waves=any(dispatch_dir.glob("se*_sm*_sl*_wv*.json")))
-        _, files = plan_outputs([doc], [], run=name)
+        files = plan_outputs(build_summary([doc], [], run=name), [doc], [])
         path = root / name / "plan.html"
         path.parent.mkdir()
         path.write_text(files["plan.html"], encoding="utf-8")
@@ -85,7 +86,7 @@ def plans(tmp_path_factory) -> dict[str, Path]:
     hottest["asm"] = "s_waitcnt vmcnt(0) " + HOSTILE
     path, lines = next(iter(hostile["source_files"].items()))
     lines["lines"][0] = HOSTILE
-    _, files = plan_outputs([hostile], [], run=HOSTILE)
+    files = plan_outputs(build_summary([hostile], [], run=HOSTILE), [hostile], [])
     (root / "hostile").mkdir()
     (root / "hostile" / "plan.html").write_text(files["plan.html"], encoding="utf-8")
     out["hostile"] = root / "hostile" / "plan.html"

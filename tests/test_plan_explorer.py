@@ -24,7 +24,7 @@ HOSTILE = '</script><img src=x onerror=alert(1)>&amp;<!-- \u2028\u2029'
 
 @pytest.fixture(scope="module")
 def example():
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.document.hotspot_report import analyze_dispatch
 
     doc = analyze_dispatch(EXAMPLE, waves=True)
     dispatch = build_summary([doc], [])["kernels"][0]["dispatches"][0]

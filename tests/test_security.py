@@ -17,8 +17,8 @@ import pytest
 from html_scripts import page_scripts_only
 
 from kerneltrace import synth
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.errors import InputError
-from kerneltrace.hotspot_report import analyze_dispatch
 from kerneltrace.readers import rocpd, snapshots
 from kerneltrace.rocprof import capture, commands, discover, jobfile
 

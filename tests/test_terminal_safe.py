@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.pipeline.dispatches import notes_markdown
 from kerneltrace.pipeline.manifest import manifest_tsv, read_manifest
 from kerneltrace.plan.summary import build_summary

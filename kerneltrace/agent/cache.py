@@ -136,7 +136,7 @@ class AnalysisCache:
                 sources = SourceIndex({})
             self.stats.reused += 1
         else:
-            from kerneltrace.hotspot_report import run_analysis
+            from kerneltrace.document.hotspot_report import run_analysis
 
             analysis = run_analysis(path, waves=has_waves)
             document, sources, origin = analysis.document, analysis.sources, "analysed"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.codejson import EMPTY_TRACE_FIX, CodeRow, CodeTable
+from kerneltrace.readers.codejson import EMPTY_TRACE_FIX, CodeFormat, CodeRow, CodeTable
 from kerneltrace.records import record
 
 
@@ -32,7 +32,7 @@ def kernel_groups(table: CodeTable) -> list[KernelGroup]:
 
 def select_kernel(table: CodeTable, wanted: str | None, warnings: list[str]) -> KernelGroup:
     """--kernel SUBSTR (case-insensitive, symbol or demangled name); default the costliest kernel."""
-    pc_sampling = table.format == "pcsampling"
+    pc_sampling = table.format == CodeFormat.PCSAMPLING
     groups = kernel_groups(table)
     if wanted:
         needle = wanted.lower()
@@ -61,13 +61,13 @@ def select_kernel(table: CodeTable, wanted: str | None, warnings: list[str]) -> 
 
 
 def check_not_empty(table: CodeTable, rows: list[CodeRow]) -> None:
-    if table.format == "empty" or not rows:
+    if table.format == CodeFormat.EMPTY or not rows:
         raise InputError(
             "empty trace: code.json lists no executed instruction (\"code\" is null/empty)",
             str(table.path),
             EMPTY_TRACE_FIX,
         )
-    if table.format == "pcsampling":
+    if table.format == CodeFormat.PCSAMPLING:
         if not any((row.pc_issued or 0) + (row.pc_stalled or 0) for row in rows):
             raise InputError("empty trace: no PC sample hit this kernel", str(table.path), EMPTY_TRACE_FIX)
         return

@@ -172,11 +172,6 @@ def base_opcode(asm_or_opcode: str) -> str:
     return strip_encoding_suffixes(opcode(asm_or_opcode))
 
 
-def is_label(asm: str) -> bool:
-    """True for comment/label rows (`; name`) that are not instructions."""
-    return asm.lstrip().startswith(";")
-
-
 def _parse_int(token: str) -> int | None:
     token = token.strip().lower()
     if not _NUMBER.match(token):

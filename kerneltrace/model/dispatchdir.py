@@ -24,7 +24,7 @@ from kerneltrace.model.naming import (
     parse_dispatch_name,
     unsafe_path_reason,
 )
-from kerneltrace.readers.codejson import CodeTable, read_code_json
+from kerneltrace.readers.codejson import CodeFormat, CodeTable, read_code_json
 from kerneltrace.readers.wavefile.reader import wave_files
 
 
@@ -38,7 +38,7 @@ def executed(table: CodeTable) -> bool:
 
 def table_emptiness(table: CodeTable) -> str | None:
     """Why a parsed code.json holds no usable trace (None when it does)."""
-    if table.format == "empty" and not table.kernels:
+    if table.format == CodeFormat.EMPTY and not table.kernels:
         return "code.json has code: null (no wave ran on the traced CU)"
     if not executed(table):
         return "no executed instruction in code.json (empty trace)"
@@ -52,7 +52,7 @@ class DispatchDir:
     path: Path
     name: DispatchName
     kernel: str = ""        # first kernel label of code.json (demangled when present), or ""
-    format: str = ""        # code.json format: "v3" | "pcsampling" | "legacy" | "empty"
+    format: str = ""        # code.json format: a readers.codejson.CodeFormat
     empty: str | None = None  # why it holds no usable trace, None when it does
     wave_files: int = 0     # se*_sm*_sl*_wv*.json files inside
     kernel_trace_csv: Path | None = None  # CSV metadata found for it (kerneltrace.model.metadata)

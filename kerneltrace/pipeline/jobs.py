@@ -137,7 +137,7 @@ def copy_file(source: str, target: str, log_path: str) -> str:
     return ""
 
 
-def run_job(script: Path | str, log_path: str, *, input: Any = None, output: Any = None,  # noqa: A002
+def run_job(script: Path | str, log_path: str, *, input: Any = None, output: Any = None,
             params: Any = None, wildcards: Any = None, log: Sequence[str] = ()) -> tuple[int, str]:
     """Run ``main(snakemake_argv(job))`` of ``script`` for one rule job, its output in ``log_path``.
 

@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 from pathlib import Path
 
 from kerneltrace.errors import InputError
 from kerneltrace.readers.jsonfile import DECODER_FIX, load_json_file
 from kerneltrace.records import field, record
 
+
+class CodeFormat(StrEnum):
+    """The code.json formats (decided from the structure, never from `version`); members are
+    the strings the documents carry ("v3", …), so they compare and serialise as those."""
+
+    V3 = "v3"  # rocprofv3 ATT decode: header, Stall/Idle columns
+    PCSAMPLING = "pcsampling"  # PC-sampling code.json: pc_issued / pc_stalled columns
+    LEGACY = "legacy"  # rocprofv2: 8 columns, no header, no stall
+    EMPTY = "empty"  # no executed instruction
+
 # rocprofiler-sdk's rocprofiler_pc_sampling_instruction_not_issued_reason_t, in enum order; the
 # Stall_Reasons list of a PC-sampling code.json holds one sample count per reason in this order.
 # Full names are ROCPROFILER_PC_SAMPLING_INSTRUCTION_NOT_ISSUED_REASON_<name>.
-PC_SAMPLING_REASON_PREFIX = "ROCPROFILER_PC_SAMPLING_INSTRUCTION_NOT_ISSUED_REASON_"
 PC_SAMPLING_REASONS: tuple[str, ...] = (
     "NONE",
     "NO_INSTRUCTION_AVAILABLE",
@@ -109,7 +119,7 @@ class CodeRow:
 class CodeTable:
     """A parsed code.json."""
 
-    format: str                  # "v3" | "pcsampling" | "legacy" | "empty"
+    format: str                  # a CodeFormat
     rows: list[CodeRow]
     kernels: list[KernelLabel]
     header: list[str]
@@ -179,14 +189,14 @@ def _header(path: Path, document: dict, width: int) -> tuple[str, list[str]]:
         names = [name.strip() for name in header]
     elif header is None:
         if width == len(LEGACY_COLUMNS):
-            return "legacy", list(LEGACY_COLUMNS)
+            return CodeFormat.LEGACY, list(LEGACY_COLUMNS)
         if width == len(V3_COLUMNS):
-            return "v3", list(V3_COLUMNS)
+            return CodeFormat.V3, list(V3_COLUMNS)
         raise _bad(path, f"code.json has no header and {width}-column rows (expected 8 legacy or 10 v3 columns)")
     else:
         raise _bad(path, f"code.json header is a {type(header).__name__}, expected a string or a list of names")
     lowered = {name.lower() for name in names}
-    kind = "pcsampling" if {"pc_issued", "pc_stalled"} <= lowered else "v3"
+    kind = CodeFormat.PCSAMPLING if {"pc_issued", "pc_stalled"} <= lowered else CodeFormat.V3
     return kind, names
 
 
@@ -197,12 +207,12 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
         raise _bad(path, "not a decoded ATT code.json (no top-level \"code\" key)")
     code = document["code"]
     if code is None or code == []:
-        return CodeTable("empty", [], [], [], path)
+        return CodeTable(CodeFormat.EMPTY, [], [], [], path)
     if not isinstance(code, list) or not all(isinstance(row, list) for row in code):
         raise _bad(path, "\"code\" must be a list of rows (lists)")
     width = len(code[0])
     kind, header = _header(path, document, width)
-    legacy = kind == "legacy"
+    legacy = kind == CodeFormat.LEGACY
     positions = _column_map(path, header)
     if legacy:
         positions = {"ISA": 0, "Source": 3, "Hit": 6, "Latency": 7}
@@ -306,14 +316,14 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
                 current,
             )
         )
-    table = CodeTable(kind if rows else "empty", rows, kernels, header, path)
+    table = CodeTable(kind if rows else CodeFormat.EMPTY, rows, kernels, header, path)
     if stall_over_latency:
         table.warnings.append(
             f"{path}: {len(stall_over_latency)} row(s) have Stall > Latency (first: row {stall_over_latency[0]}); "
             "latency includes the stall, so the decoder over-reported stall (known for RDNA3/4 decoders "
             "<= 0.1.4, by 4 cycles) or the file was edited: stall rates are capped at 100%"
         )
-    if header is not None and document.get("header") is None and kind == "v3":
+    if header is not None and document.get("header") is None and kind == CodeFormat.V3:
         table.warnings.append(f"{path}: no header; columns taken from the documented 10-column v3 layout")
     return table
 

@@ -8,6 +8,7 @@ from typing import Any
 
 # md_text_cell escapes text: kernel names, paths, asm and labels are user data (never markup), and
 # Markdown tables break on '|' and newlines.
+from kerneltrace.numfmt import percent
 from kerneltrace.render.markdown import html_comment, md_code, md_code_cell, md_text_cell
 from kerneltrace.safetext import terminal_page
 
@@ -19,7 +20,7 @@ TOP_TYPES = 8
 def _pct(value: float | None) -> str:
     if value is None:
         return "new"
-    return f"{value:+.1%}" if math.isfinite(value) else "n/a"
+    return percent(value, sign=True)  # not finite: "n/a"
 
 
 def _cyc(value: float | None) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kerneltrace.numfmt import percent
+
 BAR_CELLS = 30
 
 
@@ -19,13 +21,9 @@ def cycles(value: int | float | None) -> str:
     return str(int(value))
 
 
-def percent(fraction: float | None) -> str:
-    return "n/a" if fraction is None else f"{100 * fraction:5.1f}%"
-
-
 def bar(fraction: float | None) -> str:
     filled = 0 if fraction is None else max(0, min(BAR_CELLS, round(fraction * BAR_CELLS)))
-    return "█" * filled + "░" * (BAR_CELLS - filled) + f" {percent(fraction)}"
+    return "█" * filled + "░" * (BAR_CELLS - filled) + f" {percent(fraction, width=5)}"
 
 
 def tail(text: str, width: int) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 from kerneltrace.analysis.hotspots import user_lines
+from kerneltrace.numfmt import percent
+from kerneltrace.readers.codejson import CodeFormat
 from kerneltrace.render.markdown import md_cell, md_code, md_fence, md_prose, md_text, md_url
 from kerneltrace.render.templates import TEMPLATE_DIR
 from kerneltrace.safetext import terminal_page
@@ -27,10 +29,6 @@ def fmt_cycles(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         return "n/a"
     return f"{value:,}" if isinstance(value, int) else f"{value:,.0f}"
-
-
-def fmt_pct(value: object, digits: int = 1) -> str:
-    return f"{value:.{digits}%}" if isinstance(value, int | float) else "n/a"
 
 
 def fmt_gain(gain: dict | None) -> str:
@@ -63,7 +61,7 @@ def _environment(autoescape: bool):
         fence=md_fence,
         url=md_url,
         cycles=fmt_cycles,
-        pct=fmt_pct,
+        pct=percent,
         gain=fmt_gain,
     )
     return env
@@ -164,7 +162,7 @@ def dispatch_view(dispatch: dict, hotspot_doc: dict | None, snippets: dict | Non
         "bottleneck": dispatch.get("bottleneck"),
         "gain_bound": dispatch.get("gain_bound"),
         "gain_bound_kernel_time": dispatch.get("gain_bound_kernel_time"),
-        "no_stall": not totals.get("stall_cycles") and dispatch.get("format") != "pcsampling",
+        "no_stall": not totals.get("stall_cycles") and dispatch.get("format") != CodeFormat.PCSAMPLING,
         "occupancy": occupancy_view(dispatch, doc),
         "kernel_doc": doc,
         "top_type": stall_by_type[0] if stall_by_type else None,
@@ -281,17 +279,14 @@ def render_html(
 NO_CHARTS = "charts/README.txt"  # written when a run has nothing to chart: the folder always exists
 
 
-def plan_outputs(hotspot_docs: list[dict], l2_docs: list[dict], *, run: str | None,
-                 charts: bool = False, timelines: dict[str, str] | None = None,
-                 dropped: list[dict] | None = None) -> tuple[dict, dict[str, str]]:
-    """The summary and every file of a plan folder by relative name (summary.json, plan.md,
-    plan.html, and charts/*.svg when asked — or charts/README.txt saying why there is none), all
-    rendered before anything is written."""
+def plan_outputs(summary: dict, hotspot_docs: list[dict], l2_docs: list[dict], *,
+                 charts: bool = False, timelines: dict[str, str] | None = None) -> dict[str, str]:
+    """Every file of a plan folder by relative name (summary.json, plan.md, plan.html, and
+    charts/*.svg when asked — or charts/README.txt saying why there is none) for a summary the
+    plan layer built (plan.summary.build_summary), all rendered before anything is written."""
     from kerneltrace.atomic import json_text
     from kerneltrace.plan.inputs import plan_snippets
-    from kerneltrace.plan.summary import build_summary
 
-    summary = build_summary(hotspot_docs, l2_docs, run=run, dropped=dropped)
     drawn = plan_charts(summary, hotspot_docs)  # drawn once: inline in plan.html and as files
     files = {"summary.json": json_text(summary),
              "plan.md": render_markdown(summary, hotspot_docs, timelines),
@@ -303,4 +298,4 @@ def plan_outputs(hotspot_docs: list[dict], l2_docs: list[dict], *, run: str | No
             files[NO_CHARTS] = ("No chart: nothing in this run can be charted (no stall by type, source "
                                 "line, occupancy or L2 figure; e.g. a legacy rocprofv2 capture, or no "
                                 "dispatch analysed). See plan.md.\n")
-    return summary, files
+    return files

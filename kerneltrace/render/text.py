@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from kerneltrace.errors import InputError
+from kerneltrace.numfmt import percent
+from kerneltrace.readers.codejson import CodeFormat
 from kerneltrace.readers.snapshots import SourceIndex
-from kerneltrace.render.fmt import bar, cycles, head, percent, tail
+from kerneltrace.render.fmt import bar, cycles, head, tail
 from kerneltrace.safetext import terminal_page
 from kerneltrace.sourceloc import innermost_location, split_location
 
@@ -49,7 +51,7 @@ def _summary(document: dict) -> list[str]:
     lines.append(
         f"  Instructions:    {totals['instructions']} listed, {totals['executed_instructions']} executed"
     )
-    if document["format"] == "pcsampling":
+    if document["format"] == CodeFormat.PCSAMPLING:
         lines.append(
             f"  PC samples:      {totals.get('pc_issued', 0)} issued, {totals.get('pc_stalled', 0)} stalled"
         )
@@ -65,7 +67,7 @@ def _summary(document: dict) -> list[str]:
     else:
         share = stall / latency if latency else None
         lines.append(
-            f"  Stall:           {cycles(stall)} cycles ({percent(share).strip()} of latency)"
+            f"  Stall:           {cycles(stall)} cycles ({percent(share)} of latency)"
         )
     lines.append(
         f"  Idle:            {cycles(totals['idle_cycles'])} cycles (gaps before instructions)"
@@ -178,7 +180,7 @@ def _lines(
         value = line.get(field)
         tag = f" [{line['artifact']}]" if line.get("artifact") else ""
         lines.append(
-            f"  {rank:>3} {cycles(value):>9} {percent(line['share']):>7}  {bar(line['stall_rate']):<38} "
+            f"  {rank:>3} {cycles(value):>9} {percent(line['share'], width=5):>7}  {bar(line['stall_rate']):<38} "
             f"{line.get('dominant_type') or '-':<14} {tail(line['location'], 48)}{tag}"
         )
         if detail and (value or 0) > 0:
@@ -207,7 +209,7 @@ def _instructions(document: dict, topk: int) -> list[str]:
         value = item.get(field)
         share = (value / total) if total and value is not None else None
         lines.append(
-            f"  {rank:>3} {cycles(value):>9} {percent(share):>7}  {item['type']:<14} "
+            f"  {rank:>3} {cycles(value):>9} {percent(share, width=5):>7}  {item['type']:<14} "
             f"{head(item['asm'], 48):<48} {tail(innermost_location(item['source']), 38)}"
         )
     return lines
@@ -236,7 +238,7 @@ def render_text(
     out += _summary(document)
     out += _occupancy(document)
     out += _types(document)
-    if document["format"] == "pcsampling":
+    if document["format"] == CodeFormat.PCSAMPLING:
         out += _pc_sampling(document)
     if mode in ("src", "both"):
         out += _lines(document, topk, detail, context, sources, render_warnings)

@@ -18,6 +18,7 @@ from kerneltrace import atomic
 from kerneltrace.analysis.capture_health import TRUNCATING_CODES
 from kerneltrace.model.dispatchdir import emptiness
 from kerneltrace.rocprof import commands, jobfile, logscan
+from kerneltrace.rocprof.groupguard import grace_seconds
 
 BIGGER_BUFFER = "0xC000000"  # 192 MB: the documented next step when the buffer fills (rocprof-formats §4.2)
 MAX_TARGET_CU = 16  # docs range of att_target_cu is 0-15
@@ -102,9 +103,12 @@ def _stop_signals_raise():
             signal.signal(sig, handler)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes], grace: float | None = None) -> None:
+    """SIGTERM the child's group, SIGKILL it after `grace` seconds (default: the guard's
+    KERNELTRACE_KILL_GRACE / 5 s)."""
     # The child runs in its own session: signal the whole group so app grandchildren die too.
-    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+    wait = grace_seconds() if grace is None else grace
+    for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:

@@ -62,7 +62,7 @@ if workflow.is_main_process:
     stop_on_signals(unlock=lambda: workflow.persistence.unlock())
     if config.get("baseline"):
         # a baseline without this run's summary is an error before any job, never a silent pass
-        from kerneltrace.analysis.compare.regression import require_baseline_summary
+        from kerneltrace.compare.regression import require_baseline_summary
 
         try:
             for _run in RUNS:

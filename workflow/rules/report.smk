@@ -46,6 +46,7 @@ rule plan:
     params:
         out_dir=plan_dir,
         code=code_param("render_plan.py"),
+        thresholds=(config.get("plan") or {}).get("thresholds") or {},
     run:
         run_script("render_plan.py", input, output, params, wildcards, log)
 

@@ -22,7 +22,13 @@ from kerneltrace.analysis.hotspots import (
 from kerneltrace.errors import InputError
 from kerneltrace.model.metadata import find_metadata, source_label
 from kerneltrace.model.naming import parse_dispatch_name
-from kerneltrace.readers.codejson import PC_SAMPLING_REASONS, CodeRow, CodeTable, read_code_json
+from kerneltrace.readers.codejson import (
+    PC_SAMPLING_REASONS,
+    CodeFormat,
+    CodeRow,
+    CodeTable,
+    read_code_json,
+)
 from kerneltrace.readers.csvs import AgentInfo, KernelTraceRow
 from kerneltrace.readers.regular import NotRegularFile
 from kerneltrace.readers.snapshots import SourceIndex, read_snapshots
@@ -44,7 +50,7 @@ class DispatchAnalysis:
 
 
 def _metric(table: CodeTable, rows: list[CodeRow]) -> str:
-    if table.format == "pcsampling":
+    if table.format == CodeFormat.PCSAMPLING:
         return "pc_stalled"
     if rows and rows[0].stall is None:
         return "latency"
@@ -224,8 +230,8 @@ def run_analysis(
         warnings.append(f"snapshots.json skipped: {err.what} (no source snippets)")
         sources = SourceIndex({})
 
-    pc_sampling = table.format == "pcsampling"
-    legacy = table.format == "legacy"
+    pc_sampling = table.format == CodeFormat.PCSAMPLING
+    legacy = table.format == CodeFormat.LEGACY
     metric = _metric(table, rows)
     analysis = aggregate(instruction_stats(rows), metric)
     warnings.extend(analysis.warnings)
@@ -344,8 +350,10 @@ def _capture_warnings(directory: Path, capture_report: Path | None) -> list[str]
 
     report, problem = (None, "") if capture_report is None else optional_json(Path(capture_report), "capture report")
     listed, listed_problem = read_listed_wave_files(directory)
+    from kerneltrace.readers.wavefile.record import WAVE_FILE_GLOB
+
     try:  # the names Path.glob would give, without its per-name Path objects (~15 µs a file)
-        present = fnmatch.filter(os.listdir(directory), "se*_sm*_sl*_wv*.json")
+        present = fnmatch.filter(os.listdir(directory), WAVE_FILE_GLOB)
     except OSError:
         present = []
     found = capture_warnings(report if isinstance(report, dict) else None, listed, present, listed_problem)

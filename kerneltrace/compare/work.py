@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kerneltrace.analysis.compare.values import finite as _num
+from kerneltrace.compare.values import finite as _num
 
 WORK_RATIO = 1.5  # hits per wave differing by more than this factor: different work per wave
 

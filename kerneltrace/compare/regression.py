@@ -6,14 +6,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kerneltrace.analysis.compare.document import compare_sets, keyed_dispatches
-from kerneltrace.analysis.compare.inputs import (
+from kerneltrace.compare.document import compare_sets, keyed_dispatches
+from kerneltrace.compare.inputs import (
     HOTSPOT_SCHEMA_PREFIX,
     attach_l2,
     load_side,
     read_json,
 )
-from kerneltrace.analysis.compare.verdict import Thresholds
+from kerneltrace.compare.gate import Thresholds
 from kerneltrace.errors import InputError
 
 MISSING = "missing"  # status of a baselined dispatch absent from this run (fails the gate)

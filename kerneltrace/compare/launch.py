@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kerneltrace.analysis.compare.values import finite
+from kerneltrace.compare.values import finite
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kerneltrace.analysis.compare.launch import by_launch
-from kerneltrace.analysis.compare.values import finite
+from kerneltrace.compare.launch import by_launch
+from kerneltrace.compare.values import finite
+from kerneltrace.numfmt import percent
 
 # Half-width of the band, as a fraction of kernel time. Measured on the shared flash_attn_func
 # captures of one ISA (tests/test_compare_time_shared.py recomputes it): the two captures of
@@ -116,7 +117,7 @@ def components(before: TimeSide, after: TimeSide) -> dict[str, Any]:
 
 
 def _pct(value: float) -> str:
-    return f"{value:+.1%}"
+    return percent(value, sign=True)
 
 
 def _choose(before: TimeSide, after: TimeSide, identical_stream: bool

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kerneltrace.analysis.compare.align import (
+from kerneltrace.compare.align import (
     compare_instructions,
 )
-from kerneltrace.analysis.compare.estimate import estimate_time_change, time_verdict, unavailable
-from kerneltrace.analysis.compare.lines import compare_lines, hotspot_changes
-from kerneltrace.analysis.compare.values import (
+from kerneltrace.compare.estimate import estimate_time_change, time_verdict, unavailable
+from kerneltrace.compare.lines import compare_lines, hotspot_changes
+from kerneltrace.compare.values import (
     delta,
     mapped_fraction,
     num,
@@ -22,13 +22,13 @@ from kerneltrace.analysis.compare.values import (
     relative,
     traced_waves,
 )
-from kerneltrace.analysis.compare.verdict import (
+from kerneltrace.compare.gate import (
     DEFAULT_THRESHOLDS,
     Thresholds,
     checks_fired,
     verdict_of,
 )
-from kerneltrace.analysis.compare.work import different_work, per_unit_of_work, work_per_wave
+from kerneltrace.compare.work import different_work, per_unit_of_work, work_per_wave
 from kerneltrace.errors import InputError
 
 NOT_COMPARABLE = "not-comparable"
