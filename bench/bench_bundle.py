@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kerneltrace.model.dispatchdir import find_dispatch_dirs  # noqa: E402
-from kerneltrace.model.metadata import find_metadata  # noqa: E402
-from kerneltrace.readers.codejson import read_code_json  # noqa: E402
+from kerneltrace.model.dispatchdir import find_dispatch_dirs
+from kerneltrace.model.metadata import find_metadata
+from kerneltrace.readers.codejson import read_code_json
 
 SHARED = (Path(__file__).resolve().parents[2] / "shared" / "captures").resolve()
 

@@ -104,7 +104,7 @@ def _build(cls: type, frozen: bool, slots: bool) -> type:
     if frozen and slots:
         scope.update({f"_set_{name}": built.__dict__[name].__set__ for name in names})
     source = f"def __init__(self, {', '.join(params)}):\n    " + ("\n    ".join(body) or "pass")
-    exec(source, scope)  # noqa: S102 - one generated __init__ per record class, from field names
+    exec(source, scope)
     init = scope["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     type.__setattr__(built, "__init__", init)

@@ -17,8 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # no BLAS call: spare its thread pool
 
-from kerneltrace.cliargs import number  # noqa: E402
-from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.cliargs import number
+from kerneltrace.errors import run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:

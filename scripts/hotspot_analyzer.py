@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         staged: list[tuple[str, object]] = []
         _analyse(args, staged)
-    except Exception as err:  # noqa: BLE001 - one bad capture is one dropped capture (the log has why)
+    except Exception as err:
         record = dropped_record(args.dispatch_dir, err)
         if not isinstance(err, InputError):
             traceback.print_exc(file=sys.stderr)

@@ -14,9 +14,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse
 
+from kerneltrace.atomic import refuse_input_overwrite, write_json
 from kerneltrace.compare.inputs import read_json
 from kerneltrace.compare.regression import gate_outcome
-from kerneltrace.atomic import refuse_input_overwrite, write_json
 from kerneltrace.errors import run_cli
 
 EXIT_REGRESSED = 1

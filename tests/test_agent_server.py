@@ -115,9 +115,9 @@ def test_every_tool_answers_with_next_calls(server):
 
 def test_second_query_does_not_reparse(monkeypatch):
     """Loaded once per dir: later calls on it (any tool) are answered from memory."""
-    from kerneltrace import hotspot_report
     from kerneltrace.agent.roots import Roots
     from kerneltrace.agent.session import Session
+    from kerneltrace.document import hotspot_report
 
     calls = []
     real = hotspot_report.run_analysis

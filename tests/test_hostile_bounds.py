@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from test_hostile_files import dispatch, pristine  # noqa: F401 - the same fixtures (a copied capture)
 
-from kerneltrace.errors import InputError
 from kerneltrace.document.hotspot_report import analyze_dispatch
+from kerneltrace.errors import InputError
 from kerneltrace.isa import classify as isa
 from kerneltrace.readers import codejson
 from kerneltrace.render.fmt import cycles

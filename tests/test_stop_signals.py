@@ -30,7 +30,7 @@ STORM_GAP = 0.05  # seconds between them
 
 
 def _snakemake(work: Path, env: dict, *config: str) -> subprocess.Popen:
-    log = open(work.parent / "snakemake.log", "w")  # noqa: SIM115 - closed with the process
+    log = open(work.parent / "snakemake.log", "w")
     return subprocess.Popen([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work),
                              "-c", "2", "--config", *config], env=env, stdout=subprocess.DEVNULL,
                             stderr=log, text=True, start_new_session=True)

@@ -60,8 +60,8 @@ class Session:
         return answers.next_capture(name, loaded.document, loaded.plan)
 
     def compare(self, before: str, after: str) -> dict:
-        from kerneltrace.compare.inputs import compare_sides, load_side
         from kerneltrace.compare.gate import DEFAULT_THRESHOLDS
+        from kerneltrace.compare.inputs import compare_sides, load_side
 
         sides = []
         for given in (before, after):

@@ -13,6 +13,12 @@ from kerneltrace.compare.align import (
     compare_instructions,
 )
 from kerneltrace.compare.estimate import estimate_time_change, time_verdict, unavailable
+from kerneltrace.compare.gate import (
+    DEFAULT_THRESHOLDS,
+    Thresholds,
+    checks_fired,
+    verdict_of,
+)
 from kerneltrace.compare.lines import compare_lines, hotspot_changes
 from kerneltrace.compare.values import (
     delta,
@@ -21,12 +27,6 @@ from kerneltrace.compare.values import (
     out_of_range,
     relative,
     traced_waves,
-)
-from kerneltrace.compare.gate import (
-    DEFAULT_THRESHOLDS,
-    Thresholds,
-    checks_fired,
-    verdict_of,
 )
 from kerneltrace.compare.work import different_work, per_unit_of_work, work_per_wave
 from kerneltrace.errors import InputError

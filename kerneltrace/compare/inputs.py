@@ -40,10 +40,12 @@ def read_json(path: Path) -> Any:
 def analyzer(arch: str | None = None) -> Analyzer:
     """The in-process hotspot analysis of a dispatch dir given to compare (``arch`` overrides)."""
     def analyze(dispatch_dir: Path) -> dict:
-        from kerneltrace.document.hotspot_report import analyze_dispatch  # heavy: only when a dir is given
+        from kerneltrace.document.hotspot_report import (
+            analyze_dispatch,  # heavy: only when a dir is given
+        )
 
         # Wave files give the wave lifetimes the time estimate is based on (compare/estimate.py).
-        from kerneltrace.readers.wavefile.record import WAVE_FILE_GLOB
+        from kerneltrace.readers.wavefile.names import WAVE_FILE_GLOB
 
         has_waves = next(dispatch_dir.glob(WAVE_FILE_GLOB), None) is not None
         return analyze_dispatch(dispatch_dir, waves=has_waves, arch=arch)

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from kerneltrace.compare.document import compare_sets, keyed_dispatches
+from kerneltrace.compare.gate import Thresholds
 from kerneltrace.compare.inputs import (
     HOTSPOT_SCHEMA_PREFIX,
     attach_l2,
     load_side,
     read_json,
 )
-from kerneltrace.compare.gate import Thresholds
 from kerneltrace.errors import InputError
 
 MISSING = "missing"  # status of a baselined dispatch absent from this run (fails the gate)

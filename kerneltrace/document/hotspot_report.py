@@ -350,7 +350,7 @@ def _capture_warnings(directory: Path, capture_report: Path | None) -> list[str]
 
     report, problem = (None, "") if capture_report is None else optional_json(Path(capture_report), "capture report")
     listed, listed_problem = read_listed_wave_files(directory)
-    from kerneltrace.readers.wavefile.record import WAVE_FILE_GLOB
+    from kerneltrace.readers.wavefile.names import WAVE_FILE_GLOB
 
     try:  # the names Path.glob would give, without its per-name Path objects (~15 µs a file)
         present = fnmatch.filter(os.listdir(directory), WAVE_FILE_GLOB)

@@ -161,7 +161,7 @@ def run_job(script: Path | str, log_path: str, *, input: Any = None, output: Any
         except SystemExit as stop:
             own_process = False
             code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
-        except Exception as err:  # noqa: BLE001 - reported in the log, then as the job's one line
+        except Exception as err:
             own_process = False
             traceback.print_exc(file=sink)
             sink.write(f"error: {Path(script).name} failed: {type(err).__name__}: {err}\n")

@@ -119,7 +119,7 @@ class _Stopper:
         if self.unlock is not None:
             try:
                 self.unlock()
-            except Exception:  # noqa: BLE001 - ending anyway; `snakemake --unlock` is documented
+            except Exception:
                 pass
         print(f"kernel-trace-analysis: stopped ({signal.Signals(signum).name}); running jobs "
               "were ended", file=sys.stderr, flush=True)

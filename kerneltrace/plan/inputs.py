@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kerneltrace.document.hotspot_report import (
+    DROPPED_SCHEMA,  # a dispatch not analysed (--drop-on-error)
+)
 from kerneltrace.errors import InputError
-from kerneltrace.document.hotspot_report import DROPPED_SCHEMA  # a dispatch not analysed (--drop-on-error)
 from kerneltrace.readers.regular import read_json
 
 

@@ -86,10 +86,12 @@ def _static_wait_links(ctx: PlanContext) -> list[list]:
     from kerneltrace.plan.rules.drain import (
         LGKM_COUNTERS,
         VMEM_COUNTERS,
-        WAIT_SEARCH,
+        PatternThresholds,
         first_draining_wait,
         walk_limit,
     )
+
+    wait_search = ctx.thresholds.of(PatternThresholds).wait_search
 
     counters = {"vmcnt": VMEM_COUNTERS, "lgkmcnt": LGKM_COUNTERS}
     links: dict[int, list[int]] = {}
@@ -99,7 +101,7 @@ def _static_wait_links(ctx: PlanContext) -> list[list]:
             continue
         types = COUNTED[kind]
         drain = first_draining_wait(ctx, ins, counters[kind], lambda other, t=types: other.get("type") in t,
-                                    walk_limit(ctx, ins["index"], WAIT_SEARCH))
+                                    walk_limit(ctx, ins["index"], wait_search))
         if drain is not None:
             links.setdefault(drain.wait["index"], []).append(ins["index"])
     return [[wait, [[row, None, None] for row in sorted(rows)], None] for wait, rows in sorted(links.items())]

@@ -31,8 +31,8 @@ from kerneltrace.analysis.waves.accumulate import WaveTotals, add_group, merge_t
 from kerneltrace.analysis.waves.peers import reduce_peers, scope_key, settle_peers
 from kerneltrace.analysis.waves.waitcnt import flush_waits
 from kerneltrace.errors import InputError
+from kerneltrace.readers.wavefile.names import WAVE_FILE_RE
 from kerneltrace.readers.wavefile.reader import iter_wave_files
-from kerneltrace.readers.wavefile.record import WAVE_FILE_RE
 
 if TYPE_CHECKING:
     from collections.abc import Callable

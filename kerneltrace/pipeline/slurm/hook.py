@@ -246,7 +246,7 @@ def watch_pending(executor, watch: PendingWatch, run: Runner = run_command,
         try:
             if active_jobs:
                 cancelled = cancel_stuck(list(active_jobs))
-        except Exception as err:  # noqa: BLE001 - the plugin's own status check must go on
+        except Exception as err:
             if not failed_once:
                 failed_once.append(err)
                 executor.logger.warning(f"SLURM pending watch stopped working ({err!r}); status "

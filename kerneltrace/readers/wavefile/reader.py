@@ -29,7 +29,8 @@ from pathlib import Path
 from kerneltrace.errors import InputError
 from kerneltrace.readers.regular import read_regular
 from kerneltrace.readers.wavefile.json_fallback import parse_or_error
-from kerneltrace.readers.wavefile.record import WAVE_FILE_GLOB, WAVE_FILE_RE, WaveFile
+from kerneltrace.readers.wavefile.names import WAVE_FILE_GLOB, WAVE_FILE_RE
+from kerneltrace.readers.wavefile.record import WaveFile
 from kerneltrace.readers.wavefile.simd import Certified, SimdReader, finish_batch, simd_reader
 
 __all__ = [

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kerneltrace.errors import InputError
+from kerneltrace.readers.wavefile.names import WAVE_FILE_RE
 
 if TYPE_CHECKING:  # numpy is imported lazily at run time (import-time budget of the CLI)
     import numpy as np
-
-WAVE_FILE_RE = re.compile(r"^se(\d+)_sm(\d+)_sl(\d+)_wv(\d+)\.json$")
-WAVE_FILE_GLOB = "se*_sm*_sl*_wv*.json"  # the same names, for Path.glob
 
 
 @dataclass(frozen=True)
