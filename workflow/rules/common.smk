@@ -54,12 +54,12 @@ except InputError as err:
     raise WorkflowError(f"config: {err}")
 # job processes parse this file too: say it once per invocation
 if workflow.is_main_process:
-    print(f"kernel-trace-analysis: {_note}", file=sys.stderr)
     # stop signals never hang the run and never leave its locks, from here on (onstart re-wraps
     # Snakemake's own SIGTERM handler once its scheduler installs it)
     from kerneltrace.pipeline.stopping import stop_on_signals
 
     stop_on_signals(unlock=lambda: workflow.persistence.unlock())
+    print(f"kernel-trace-analysis: {_note}", file=sys.stderr)
     if config.get("baseline"):
         # a baseline without this run's summary is an error before any job, never a silent pass
         from kerneltrace.compare.regression import require_baseline_summary
