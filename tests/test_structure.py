@@ -8,7 +8,7 @@ import pytest
 from conftest import SHARED
 
 from kerneltrace.analysis.barriers import barrier_causes
-from kerneltrace.analysis.control_flow import FlowRow, control_flow, with_addresses
+from kerneltrace.analysis.control_flow import FlowRow, control_flow
 from kerneltrace.analysis.dataflow import can_move_above, depends, select_chains
 from kerneltrace.analysis.drains import drain_waits, stall_by_class
 from kerneltrace.analysis.launch import bytes_per_lane, launch_context, request_traffic

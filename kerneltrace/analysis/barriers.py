@@ -6,6 +6,9 @@ instructions of that segment (summed over the traced waves) stand for it. The se
 is the rows after the previous executed barrier, wrapping around the back edge of the loop holding
 it. A barrier's stall is `explained` by its segment up to the segment's own wait stall; the
 barrier's cause is the segment's costliest wait, with the class of what that wait drains.
+A barrier before the hot loop that only part of the waves run (an exec-masked `s_barrier`, e.g.
+Triton's `cond_barrier`) staggers two wave groups: ping-pong scheduling, where a loop barrier's
+wait is one group waiting for its partner's load/LDS phase (`ping_pong`).
 """
 
 from __future__ import annotations
@@ -32,11 +35,19 @@ class BarrierCause:
     explained: int  # min(barrier stall, segment wait stall)
 
 
+# A barrier run by at most this share of the waves around it is conditional (under an exec mask).
+CONDITIONAL_HITS = 0.6
+
+
 @dataclass(frozen=True)
 class Barriers:
     causes: tuple[BarrierCause, ...]
     stall: int
     explained: int
+    # a conditional barrier before the hot loop staggers two wave groups: ping-pong scheduling
+    # (one group's load/LDS phase overlaps the other's MFMAs; the loop's barriers pair them)
+    ping_pong: bool = False
+    staggering_barriers: tuple[int, ...] = ()
 
     @property
     def explained_share(self) -> float:
@@ -44,7 +55,8 @@ class Barriers:
 
     def to_dict(self) -> dict:
         return {"barriers": [asdict(c) for c in self.causes], "stall_cycles": self.stall,
-                "explained_cycles": self.explained, "explained_share": self.explained_share}
+                "explained_cycles": self.explained, "explained_share": self.explained_share,
+                "ping_pong": self.ping_pong, "staggering_barriers": list(self.staggering_barriers)}
 
 
 def _segment(rows: Sequence[FlowRow], position: int, barriers: set[int],
@@ -92,7 +104,13 @@ def barrier_causes(rows: Sequence[FlowRow], drains: Sequence[WaitDrain],
             top.index if top else None, top.stall if top else 0, top.primary if top else None,
             min(stall or 0, wait_stall)))
     total = sum(c.stall for c in causes)
-    return Barriers(tuple(causes), total, sum(c.explained for c in causes))
+    hot = flow.hot_loop if flow is not None else None
+    staggering = tuple(
+        ordered[p].index for p in sorted(positions)
+        if hot is not None and ordered[p].index < hot.first_index and p > 0
+        and ordered[p].hits <= CONDITIONAL_HITS * ordered[p - 1].hits)
+    return Barriers(tuple(causes), total, sum(c.explained for c in causes), bool(staggering),
+                    staggering)
 
 
 def _bounds(rows: Sequence[FlowRow], position: int, barriers: set[int],

@@ -118,7 +118,7 @@ def launch_context(kernel_trace: Mapping | None, agent: Mapping | None,
     if not kernel_trace or not kernel_trace.get("grid_size") or not kernel_trace.get("workgroup_size"):
         return None
     grid, group = kernel_trace["grid_size"], kernel_trace["workgroup_size"]
-    workgroups = math.prod(max(1, -(-int(g) // max(1, int(w)))) for g, w in zip(grid, group))
+    workgroups = math.prod(max(1, -(-int(g) // max(1, int(w)))) for g, w in zip(grid, group, strict=True))
     threads = math.prod(max(1, int(w)) for w in group)
     per_group = max(1, -(-threads // wave_size))
     grid_waves = workgroups * per_group

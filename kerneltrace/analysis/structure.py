@@ -32,6 +32,19 @@ def _observed_headers(doc: Mapping) -> dict[int, int]:
     return out
 
 
+def _charged(drains) -> list[dict]:
+    """Wait cycles per youngest drained producer row, with the waits that charged it (the
+    static counterpart of `waves.waitcnt` producers)."""
+    cycles: dict[int, int] = {}
+    waits: dict[int, set[int]] = {}
+    for drain in drains:
+        if drain.youngest is not None and drain.stall:
+            cycles[drain.youngest] = cycles.get(drain.youngest, 0) + drain.stall
+            waits.setdefault(drain.youngest, set()).add(drain.index)
+    return [{"index": i, "cycles": c, "waits": sorted(waits[i])}
+            for i, c in sorted(cycles.items(), key=lambda kv: -kv[1])]
+
+
 def structure_of(doc: Mapping) -> dict:
     """The `structure` object (docs/hotspot-json.md) of one hotspot document."""
     instructions = [ins for ins in doc.get("instructions") or [] if isinstance(ins.get("index"), int)]
@@ -65,6 +78,7 @@ def structure_of(doc: Mapping) -> dict:
             "by_class": {k: {**v, "share": round(v["primary"] / total, 4) if total else 0.0}
                          for k, v in sorted(by_class.items())},
             "top": [d.to_dict() for d in sorted(drains, key=lambda d: -d.stall)[:TOP_WAITS]],
+            "charged": _charged(drains),
         },
         "setup": setup.to_dict() if setup else None,
         "barriers": barriers.to_dict() if barriers else None,
