@@ -6,13 +6,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import argparse  # noqa: E402
+import argparse
 
-from kerneltrace.analysis.compare.inputs import compare_sides, load_side  # noqa: E402
-from kerneltrace.analysis.compare.verdict import DEFAULT_THRESHOLDS, parse_thresholds  # noqa: E402
-from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text  # noqa: E402
-from kerneltrace.cliargs import number  # noqa: E402
-from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.analysis.compare.inputs import compare_sides, load_side
+from kerneltrace.analysis.compare.verdict import DEFAULT_THRESHOLDS, parse_thresholds
+from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text
+from kerneltrace.cliargs import number
+from kerneltrace.errors import run_cli
 
 EXIT_REGRESSED = 1
 

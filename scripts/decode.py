@@ -7,13 +7,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import argparse  # noqa: E402
+import argparse
 
-from kerneltrace import atomic  # noqa: E402
-from kerneltrace.errors import InputError, run_cli  # noqa: E402
-from kerneltrace.pipeline import manifest  # noqa: E402
-from kerneltrace.pipeline.decode import decode  # noqa: E402
-from kerneltrace.readers.regular import read_json  # noqa: E402
+from kerneltrace import atomic
+from kerneltrace.errors import InputError, run_cli
+from kerneltrace.pipeline import manifest
+from kerneltrace.pipeline.decode import decode
+from kerneltrace.readers.regular import read_json
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,13 +6,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import argparse  # noqa: E402
+import argparse
 
-from kerneltrace import atomic  # noqa: E402
-from kerneltrace.cliargs import number  # noqa: E402
-from kerneltrace.errors import run_cli  # noqa: E402
-from kerneltrace.pipeline import capture_cli  # noqa: E402
-from kerneltrace.rocprof import discover, stages  # noqa: E402
+from kerneltrace import atomic
+from kerneltrace.cliargs import number
+from kerneltrace.errors import run_cli
+from kerneltrace.pipeline import capture_cli
+from kerneltrace.rocprof import discover, stages
 
 # Rules run this script as its own process (kerneltrace/pipeline/jobs.py): it installs signal
 # handlers and owns the rocprofv3 process group, which a thread of Snakemake cannot.

@@ -7,12 +7,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import argparse  # noqa: E402
+import argparse
 
-from kerneltrace import atomic  # noqa: E402
-from kerneltrace.errors import InputError, run_cli  # noqa: E402
-from kerneltrace.pipeline import manifest  # noqa: E402
-from kerneltrace.pipeline.dispatches import from_folder, from_manifests, notes_markdown  # noqa: E402
+from kerneltrace import atomic
+from kerneltrace.errors import InputError, run_cli
+from kerneltrace.pipeline import manifest
+from kerneltrace.pipeline.dispatches import from_folder, from_manifests, notes_markdown
 
 
 def main(argv: list[str] | None = None) -> int:

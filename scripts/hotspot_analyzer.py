@@ -10,10 +10,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # OpenBLAS's thread pool costs at `import numpy` (~0.04 s a process; a user's setting wins).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
+import argparse
 
-from kerneltrace.cliargs import number  # noqa: E402
-from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.cliargs import number
+from kerneltrace.errors import run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:

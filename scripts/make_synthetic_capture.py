@@ -8,9 +8,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import argparse  # noqa: E402
+import argparse
 
-from kerneltrace.errors import InputError, run_cli  # noqa: E402
+from kerneltrace.errors import InputError, run_cli
 
 KERNELS = ("demo_gemm", "demo_vec_add", "demo_spill", "demo_large")
 LAYOUTS = ("run", "dispatch", "discovery")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import argparse  # noqa: E402
+import argparse
 
-from kerneltrace.cliargs import number  # noqa: E402
-from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.cliargs import number
+from kerneltrace.errors import run_cli
 
 EA_CHANNELS_WARNING = (
     "warning: --ea-channels is ignored. The *_sum counters already cover every L2 channel; read bytes "

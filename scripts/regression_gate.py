@@ -6,12 +6,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import argparse  # noqa: E402
+import argparse
 
-from kerneltrace.analysis.compare.inputs import read_json  # noqa: E402
-from kerneltrace.analysis.compare.regression import gate_message  # noqa: E402
-from kerneltrace.atomic import refuse_input_overwrite, write_text  # noqa: E402
-from kerneltrace.errors import run_cli  # noqa: E402
+from kerneltrace.analysis.compare.inputs import read_json
+from kerneltrace.analysis.compare.regression import gate_message
+from kerneltrace.atomic import refuse_input_overwrite, write_text
+from kerneltrace.errors import run_cli
 
 EXIT_REGRESSED = 1
 

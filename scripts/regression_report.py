@@ -6,13 +6,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import argparse  # noqa: E402
+import argparse
 
-from kerneltrace import atomic  # noqa: E402
-from kerneltrace.analysis.compare.regression import regression_check  # noqa: E402
-from kerneltrace.analysis.compare.verdict import parse_thresholds  # noqa: E402
-from kerneltrace.errors import run_cli  # noqa: E402
-from kerneltrace.render.compare import render_regression_markdown  # noqa: E402
+from kerneltrace import atomic
+from kerneltrace.analysis.compare.regression import regression_check
+from kerneltrace.analysis.compare.verdict import parse_thresholds
+from kerneltrace.errors import run_cli
+from kerneltrace.render.compare import render_regression_markdown
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import argparse  # noqa: E402
+import argparse
 
-from kerneltrace import atomic  # noqa: E402
-from kerneltrace.errors import run_cli  # noqa: E402
-from kerneltrace.rocprof import jobfile  # noqa: E402
+from kerneltrace import atomic
+from kerneltrace.errors import run_cli
+from kerneltrace.rocprof import jobfile
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -194,7 +194,7 @@ class Cluster:
         (self.site.conf.parent / "gres.conf").write_text(gres_conf(self.site))
 
     def _spawn(self, name: str, argv: list[str]) -> None:
-        log = open(self.site.root / "log" / f"{name}.out", "ab")  # noqa: SIM115 - closed with the process
+        log = open(self.site.root / "log" / f"{name}.out", "ab")
         self.procs[name] = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL,
                                             stdout=log, stderr=subprocess.STDOUT,
                                             start_new_session=True)

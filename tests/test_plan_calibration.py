@@ -13,7 +13,7 @@ from kerneltrace.analysis.compare.inputs import load_side
 from kerneltrace.calibration import PAIRS, dispatch_dir
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.gains import CALIBRATED
-from kerneltrace.plan.rules import run_all
+from kerneltrace.plan.pipeline import run_all
 from tests.plan_synthetic import Ins, hotspot_doc
 
 WAIT = Ins("s_waitcnt vmcnt(0)", "VMEM-wait", "k.py:12", stall=6000, latency=6000, hits=8)

@@ -14,7 +14,7 @@ from kerneltrace.analysis.loops import (
     rows_from_instructions,
 )
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.rules.drain import HBM_LATENCY_CYCLES
+from kerneltrace.plan.rules.drain import PatternThresholds
 from kerneltrace.plan.rules.kernel_wide import occupancy_limited
 from kerneltrace.plan.rules.lds_scalar_patterns import lds_read_before_mfma
 from kerneltrace.plan.rules.vmem_patterns import loads_in_mfma_loop
@@ -165,7 +165,7 @@ def test_p1_fires_when_few_mfma_cycles_cover_the_load():
 
 
 def test_p1_silent_when_enough_mfma_cycles_cover_the_load():
-    enough = HBM_LATENCY_CYCLES // 32 + 1  # 32-cycle MFMAs between issue and wait
+    enough = PatternThresholds().hbm_latency_cycles // 32 + 1  # 32-cycle MFMAs between issue and wait
     assert loads_in_mfma_loop(PlanContext(hotspot_doc(_loop_program(enough)))) == []
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from plan_synthetic import Ins, hotspot_doc
 
-from kerneltrace.analysis.l2.verdicts import OVERFETCH_CLEAN, verdicts
+from kerneltrace.analysis.l2.verdicts import verdicts
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.rules.memory import memory_verdict
+from kerneltrace.thresholds import DEFAULT_L2
 
 
 def _l2(overfetch: float) -> dict:
@@ -25,7 +26,7 @@ def _plan_says_practical_limit(l2: dict) -> bool:
     return [f.rule for f in findings] == ["MEM-at-practical-limit"]
 
 
-@pytest.mark.parametrize("overfetch", [0.85, 0.95, 1.04, OVERFETCH_CLEAN[1], 1.15, 1.2, 1.3])
+@pytest.mark.parametrize("overfetch", [0.85, 0.95, 1.04, DEFAULT_L2.overfetch_clean_high, 1.15, 1.2, 1.3])
 def test_practical_limit_verdict_agrees_with_the_l2_report(overfetch):
     l2 = _l2(overfetch)
     report_says = any("practical limit" in line for line in verdicts(l2))

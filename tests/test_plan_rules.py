@@ -8,7 +8,7 @@ from plan_synthetic import MFMA, Ins, hotspot_doc, mfma_loop_with_load
 from kerneltrace.isa.registers import reads, registers
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, priority_for_share, sort_findings
-from kerneltrace.plan.rules import run_all
+from kerneltrace.plan.pipeline import run_all
 from kerneltrace.plan.rules.entry_line import entry_line_artifact
 from kerneltrace.plan.rules.kernel_wide import (
     barrier_dominated,

@@ -9,7 +9,7 @@ import pytest
 from kerneltrace.analysis.spills import private_array_kind, spill_kind
 from kerneltrace.hotspot_report import analyze_dispatch
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.rules import run_all
+from kerneltrace.plan.pipeline import run_all
 from kerneltrace.plan.rules.spills import RULE, RULE_ARRAY, RULE_HOT
 from kerneltrace.plan.summary import build_summary
 from kerneltrace.synth import SPILL_LINES, demo_gemm, demo_spill, write_dispatch_dir

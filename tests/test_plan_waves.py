@@ -11,8 +11,9 @@ import pytest
 from plan_synthetic import MFMA, Ins, hotspot_doc, mfma_loop_with_load
 
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.rules import run_all
-from kerneltrace.plan.rules.waves import entry_waits_on_user_loads, wave_tail, waves_evidence
+from kerneltrace.plan.pipeline import run_all, run_rules
+from kerneltrace.plan.rules import RULES, WAVE_RULES
+from kerneltrace.plan.rules.waves import entry_waits_on_user_loads, wave_tail
 from kerneltrace.plan.rules.waves_loop import hot_loop_mfma_busy
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,7 +83,9 @@ def test_w1_attributes_glue_waits_to_the_user_load_line():
 
 def test_w1_silent_without_waves_or_when_the_wait_is_on_a_user_line():
     program = _glue_program()
-    assert waves_evidence(PlanContext(hotspot_doc(program, entry=ENTRY))) == []
+    # without a `waves` section the rules that require it do not run
+    found = run_rules(PlanContext(hotspot_doc(program, entry=ENTRY)), RULES)
+    assert not [f for f in found if f.rule in WAVE_RULES]
     # same trace, but the wait sits on a user line: nothing to re-attribute from glue
     program[5] = Ins("s_waitcnt vmcnt(0)", "VMEM-wait", "k.py:30", 900, 910)
     waves = _waves([_wait_entry(program, 5, [(3, 800)])])

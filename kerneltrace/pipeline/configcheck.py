@@ -65,7 +65,7 @@ def validate_config(config: dict[str, Any], schema: dict[str, Any],
 
     check_properties = Draft202012Validator.VALIDATORS["properties"]
 
-    def properties_with_defaults(validator, properties, instance, subschema):  # noqa: ANN001
+    def properties_with_defaults(validator, properties, instance, subschema):
         if isinstance(instance, dict):
             for name, spec in properties.items():
                 if isinstance(spec, dict) and "default" in spec:

@@ -116,7 +116,7 @@ def _run_as_process(script: Path, argv: list[str], log_path: str) -> tuple[int, 
     return code, _last_error(written)
 
 
-def run_job(script: Path | str, log_path: str, *, input: Any = None, output: Any = None,  # noqa: A002
+def run_job(script: Path | str, log_path: str, *, input: Any = None, output: Any = None,
             params: Any = None, wildcards: Any = None, log: Sequence[str] = ()) -> tuple[int, str]:
     """Run ``main(snakemake_argv(job))`` of ``script`` for one rule job, its output in ``log_path``.
 

@@ -13,9 +13,10 @@ from kerneltrace.analysis.loops import (
     rows_from_instructions,
 )
 from kerneltrace.isa.registers import operands, reads, registers
-from kerneltrace.plan.findings import Evidence
+from kerneltrace.plan.findings import Evidence, Finding, make_finding
 from kerneltrace.plan.l2_metrics import l2_metrics
 from kerneltrace.plan.verdict import type_share, wave_count
+from kerneltrace.thresholds import GainThresholds, Table, VerdictThresholds
 
 
 @dataclass
@@ -25,7 +26,8 @@ class PlanContext:
     hotspots: dict
     l2: dict | None = None
     top_lines: int = 10  # how many real lines the per-line rules look at
-    notes: list[str] = field(default_factory=list)
+    # the thresholds in use (kerneltrace/thresholds.py; plan.thresholds: overrides applied)
+    thresholds: Table = field(default_factory=Table)
 
     @property
     def waves(self) -> dict | None:
@@ -66,7 +68,7 @@ class PlanContext:
         """The bottleneck verdict (kerneltrace.plan.verdict.decide) of this dispatch."""
         from kerneltrace.plan.verdict import decide
 
-        return decide(self.hotspots, self.l2_metrics or None)
+        return decide(self.hotspots, self.l2_metrics or None, self.thresholds.of(VerdictThresholds))
 
     @cached_property
     def instructions(self) -> dict[int, dict]:
@@ -88,6 +90,10 @@ class PlanContext:
             for index in line.get("instructions") or []:
                 owner[index] = line
         return owner
+
+    def finding(self, rule: str, share: float, **fields) -> Finding:
+        """Build a finding (kerneltrace.plan.findings.make_finding) with this plan's thresholds."""
+        return make_finding(rule, share, limits=self.thresholds.of(GainThresholds), **fields)
 
     def share(self, stall_cycles: int | None) -> float:
         return (stall_cycles or 0) / self.total_stall if self.total_stall else 0.0

@@ -6,13 +6,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kerneltrace.sourceloc import short_location
+from kerneltrace.thresholds import DEFAULT_GAINS, GainThresholds
 
 PRIORITIES: tuple[str, ...] = ("HIGH", "MED", "LOW")
 HYPOTHESIS = "hypothesis — verify by re-timing"
-
-# Share of all stall cycles above which a hotspot-pattern finding is worth doing first.
-HIGH_SHARE = 0.10
-MED_SHARE = 0.03
 
 
 # Umbrella findings cover stall that line findings also explain; their share is not what a fix
@@ -88,23 +85,31 @@ class Finding:
         if self.scope not in SCOPES:
             raise ValueError(f"scope must be one of {tuple(SCOPES)}, not {self.scope!r}")
 
-    @classmethod
-    def for_share(cls, rule: str, location: str | None, share: float, **fields: Any) -> Finding:
-        """A finding ranked by its stall ``share``: the id from rule and location, the priority from
-        the share (MED at most without a location: nothing to point the reader at), stall_share."""
-        return cls(id=finding_id(rule, location), rule=rule, location=location,
-                   priority=priority_for_share(share, cap="HIGH" if location else "MED"),
-                   stall_share=round(share, 4), **fields)
-
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def priority_for_share(share: float, *, cap: str = "HIGH") -> str:
-    """HIGH/MED/LOW from a share of all stall cycles, never above ``cap``."""
-    if share >= HIGH_SHARE:
+def make_finding(rule: str, share: float, *, limits: GainThresholds = DEFAULT_GAINS,
+                 location: str | None = None, priority: str | None = None,
+                 cap: str | None = None, id: str | None = None, **fields: Any) -> Finding:
+    """The one way rules build a Finding (through `PlanContext.finding`): `stall_share` is the
+    rounded `share`; the id is rule@location unless given; without an explicit `priority` it
+    follows the share, never above `cap` (default: MED without a location — nothing to point
+    the reader at — else HIGH)."""
+    if priority is None:
+        priority = priority_for_share(share, cap=cap or ("HIGH" if location else "MED"),
+                                      limits=limits)
+    return Finding(id=finding_id(rule, location) if id is None else id, rule=rule,
+                   location=location, priority=priority, stall_share=round(share, 4), **fields)
+
+
+def priority_for_share(share: float, *, cap: str = "HIGH",
+                       limits: GainThresholds = DEFAULT_GAINS) -> str:
+    """HIGH/MED/LOW from a share of all stall cycles (`limits.high_share`/`med_share`), never
+    above ``cap``."""
+    if share >= limits.high_share:
         level = "HIGH"
-    elif share >= MED_SHARE:
+    elif share >= limits.med_share:
         level = "MED"
     else:
         level = "LOW"

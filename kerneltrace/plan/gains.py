@@ -1,10 +1,10 @@
 """The gain model: every estimate bounded by the verdict, overlap groups, priority from the bound.
 
-One place for the calibration of the plan's gains (issue 17 tunes the constants here against
-measured before/after pairs). The rules state a raw hypothesis (stall share × hideable fraction,
+Its thresholds are kerneltrace.thresholds.GainThresholds (the calibrated ranges included: issue
+17 tuned them against measured before/after pairs). The rules state a raw hypothesis (stall share × hideable fraction,
 `findings.hiding_gain`); `bound_findings` then applies, in order:
 
-1. **Lever vs verdict.** Each rule pulls one lever (`LEVERS`): memory latency, synchronisation,
+1. **Lever vs verdict.** Each rule pulls one lever (its PlanRule's `lever`, plan/spec.py): memory latency, synchronisation,
    compute, issue, prologue, tail, occupancy, or none (information). A lever the verdict rules out
    (`CONTRADICTS`: e.g. hiding load latency in an MFMA-bound loop, or software pipelining in a
    streaming kernel without a loop) is marked `contradicts_verdict`, priority LOW.
@@ -14,16 +14,16 @@ measured before/after pairs). The rules state a raw hypothesis (stall share × h
    arguments) pulls the `setup-latency` lever: at most MED (ruled out under `prologue`, whose own
    finding says to give each wave more work). A finding whose evidence instructions all run at most once per wave (kernel
    arguments, setup) is weighed against the wave's lifetime: its gain is bounded by the cost share
-   (latency + idle) of those instructions times `ONCE_PER_WAVE_HIDEABLE`, and it is at most MED
+   (latency + idle) of those instructions times `once_per_wave_hideable`, and it is at most MED
    unless the verdict is `prologue` (then the fix is more work per wave, not the load).
 4. **Overlap groups.** Ranked findings whose evidence instructions intersect claim the same stall
    cycles: they share `overlap_group` (the id of the group's first finding) and the group's gain
    is its largest member's, never the sum (`group_gain`).
 5. **The verdict's finding leads its group**: other members of its overlap group are at most MED
    (`defer_to_verdict`), and every overlap group has one HIGH at most (`one_high_per_line`).
-6. **Priority from the bounded gain** (`gain.high`): HIGH ≥ `HIGH_GAIN`, MED ≥ `MED_GAIN`, LOW
+6. **Priority from the bounded gain** (`gain.high`): HIGH ≥ `high_gain`, MED ≥ `med_gain`, LOW
    below, never above the rule's own cap; findings without an estimate keep their priority (at
-   most MED) except the verdict's own finding (`VERDICT_RULES`), which is HIGH.
+   most MED) except the verdict's own finding (a PlanRule `serves` the verdict), which is HIGH.
 7. **Calibration** (`CALIBRATED`, issue 17): a finding that asks to hide a VMEM or LDS wait gets
    its gain stated as a range of *kernel time* — its share of the waves' time × the fraction
    that re-timed fixes of such waits removed, the pairs named in the basis (docs/calibration.md).
@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import PRIORITIES, Finding, Gain
+from kerneltrace.plan.rules import CALIBRATED_RULES, VERDICT_RULES, spec_for
 from kerneltrace.plan.verdict import (
     SETUP_TYPES,
     Bottleneck,
@@ -43,56 +44,15 @@ from kerneltrace.plan.verdict import (
     once_per_wave,
     total_stall,
 )
+from kerneltrace.thresholds import DEFAULT_GAINS, GainThresholds
 
-HIGH_GAIN = 0.08  # bounded gain (fraction of stall, or of kernel time once calibrated) for HIGH
-MED_GAIN = 0.02
-ONCE_PER_WAVE_HIDEABLE = 0.5  # at most half of a once-per-wave latency overlaps other setup
-
-# rule -> lever it pulls
-LEVERS: dict[str, str] = {
-    "P1-loads-in-mfma-loop": "memory-pipeline",
-    "P2-vmem-queue-burst": "memory-pipeline",
-    "P3-lds-read-before-mfma": "memory-pipeline",
-    "P4-scale-load-late": "memory-pipeline",
-    "W1-entry-waits-on-loads": "memory-latency",
-    "W2-hot-loop-mfma-underused": "memory-pipeline",
-    "OCC-limited": "occupancy",
-    "MEM-scattered-access": "memory-bytes",
-    "MEM-overfetch": "memory-bytes",
-    "MEM-narrow-loads": "memory-latency",
-    "MEM-low-parallelism": "memory-latency",
-    "MEM-at-practical-limit": "none",
-    "BAR-dominated": "sync",
-    "MFMA-dependency-chain": "compute",
-    "W2-hot-loop-mfma-bound": "compute",
-    "W3-wave-tail": "tail",
-    "STREAM-memory-bound": "memory-latency",
-    "NOP-hazard-stall": "issue",
-    "PRO-once-per-wave-setup": "prologue",
-    "REGION-hotspot": "region",
-    "GLUE-line-loads": "memory-pipeline",
-    "SRC-no-source-mapping": "none",
-    "P5-entry-line-artifact": "none",
-    "LINE-hotspot": "line",
-    "S1-register-spills": "register-pressure",
-    "S1-hot-loop-register-spills": "register-pressure",
-}
-# verdict kind -> levers it rules out
+# verdict kind -> levers it rules out (each rule's lever: its PlanRule spec, plan/rules/)
 CONTRADICTS: dict[str, frozenset[str]] = {
     "compute-mfma": frozenset({"memory-pipeline", "memory-latency", "occupancy", "memory-bytes"}),
     "compute-valu": frozenset({"memory-pipeline", "memory-latency", "occupancy"}),
     "memory-streaming": frozenset({"memory-pipeline", "compute"}),
     "memory-bandwidth": frozenset({"memory-pipeline", "memory-latency", "occupancy", "compute"}),
     "prologue": frozenset({"memory-pipeline", "setup-latency"}),
-}
-# the finding that states the verdict's own lever, per verdict kind
-VERDICT_RULES: dict[str, frozenset[str]] = {
-    "compute-mfma": frozenset({"W2-hot-loop-mfma-bound", "MFMA-dependency-chain"}),
-    "memory-streaming": frozenset({"STREAM-memory-bound"}),
-    "synchronisation": frozenset({"BAR-dominated"}),
-    "issue-dependency": frozenset({"NOP-hazard-stall", "W2-hot-loop-mfma-underused"}),
-    "prologue": frozenset({"PRO-once-per-wave-setup"}),
-    "tail": frozenset({"W3-wave-tail"}),
 }
 MEMORY_LINE_TYPES = frozenset({"VMEM-wait", "VMEM-load", "LDS/SMEM-wait", "SMEM", "LDS"})
 
@@ -107,27 +67,35 @@ class Calibration:
 
 
 # Findings that ask to hide a wait (levers below) whose evidence is dominated by this wait type
-# get a kernel-time gain: their share of the waves' time × [low, high]. Ranges chosen to cover
-# every re-timed change that addressed such a finding (docs/calibration.md; bench/
-# bench_calibration.py prints the residuals); anything not calibrated stays a stall hypothesis.
-CALIBRATED: dict[str, Calibration] = {
-    "VMEM-wait": Calibration(
-        0.10, 0.25,
+# get a kernel-time gain: their share of the waves' time × [low, high] (GainThresholds
+# vmem_wait_removed / lds_wait_removed). Ranges chosen to cover every re-timed change that
+# addressed such a finding (docs/calibration.md; bench/bench_calibration.py prints the
+# residuals); anything not calibrated stays a stall hypothesis.
+CALIBRATION_EVIDENCE: dict[str, str] = {
+    "VMEM-wait": (
         "gfx950 MXFP4 GEMM pairs re-timed by their authors: AL BN64 nS2 orig→hack0 (wait line "
         "50 % of wave time, kernel −9.2 %), AL BN64 nS3 orig→hack1 (48 %, −10.8 %), AL BN128 nS2 "
         "orig→hack2 (51 %, −8.3 %), M128 hack2→hack3 (21 %, −2.6 %)"),
-    "LDS/SMEM-wait": Calibration(
-        0.0, 0.25,
+    "LDS/SMEM-wait": (
         "one gfx950 MXFP4 GEMM pair re-timed by its authors: M128 hack1→hack2 prefetched every "
         "ds_read for a wait line holding 25 % of wave time and gained 0 % (the extra live "
         "registers halved the occupancy limit); upper end as for VMEM waits"),
 }
+
+
+def calibrations(limits: GainThresholds = DEFAULT_GAINS) -> dict[str, Calibration]:
+    """The calibrated ranges per wait type, from the thresholds table."""
+    return {"VMEM-wait": Calibration(*limits.vmem_wait_removed, CALIBRATION_EVIDENCE["VMEM-wait"]),
+            "LDS/SMEM-wait": Calibration(*limits.lds_wait_removed,
+                                         CALIBRATION_EVIDENCE["LDS/SMEM-wait"])}
+
+
+CALIBRATED = calibrations()
 CALIBRATED_LEVERS = frozenset({"memory-latency", "memory-pipeline"})
-# Line-level findings whose fix is what the re-timed changes did (issue the load earlier / wait
-# later, for a wait that holds the line). Not calibrated: issue stalls of load bursts (P2),
-# scalar metadata loads (P4), loop-wide umbrellas (W2) — no re-timed pair measured those.
-CALIBRATED_RULES = frozenset({"LINE-hotspot", "P1-loads-in-mfma-loop", "P3-lds-read-before-mfma",
-                              "W1-entry-waits-on-loads"})
+# Calibrated rules (their PlanRule says `calibrated=True`): line-level findings whose fix is what
+# the re-timed changes did (issue the load earlier / wait later, for a wait that holds the line).
+# Not calibrated: issue stalls of load bursts (P2), scalar metadata loads (P4), loop-wide
+# umbrellas (W2) — no re-timed pair measured those.
 
 
 def wait_type(finding: Finding, ctx: PlanContext) -> str | None:
@@ -167,7 +135,7 @@ def calibrated_gain(finding: Finding, kind: str, ctx: PlanContext) -> Gain | Non
     if (finding.rule not in CALIBRATED_RULES or finding.scope != "line" or not finding.ranked
             or kind not in CALIBRATED_LEVERS | {"line"} or finding.estimated_gain is None):
         return None
-    cal = CALIBRATED.get(wait_type(finding, ctx) or "")
+    cal = calibrations(ctx.thresholds.of(GainThresholds)).get(wait_type(finding, ctx) or "")
     if cal is None:
         return None
     share = time_share(finding.stall_share, ctx)
@@ -181,9 +149,6 @@ def calibrated_gain(finding: Finding, kind: str, ctx: PlanContext) -> Gain | Non
     )
 
 
-SETUP_STALL_SHARE = 0.8  # of a finding's cited stall on once-per-wave setup: a setup finding
-
-
 def _cited(finding: Finding, ctx: PlanContext) -> list[dict]:
     """The instructions a finding's evidence cites, in evidence order."""
     return [ctx.instructions[e.instruction_index] for e in finding.evidence
@@ -192,18 +157,19 @@ def _cited(finding: Finding, ctx: PlanContext) -> list[dict]:
 
 def setup_only(finding: Finding, ctx: PlanContext) -> bool:
     """True when (almost) all the stall a finding cites is once-per-wave scalar loads and their
-    waits (kernel arguments): ≥ SETUP_STALL_SHARE of it, weighted by stall."""
+    waits (kernel arguments): ≥ GainThresholds.setup_stall_share of it, weighted by stall."""
     cited = _cited(finding, ctx)
     total = total_stall(cited)
     setup = total_stall([ins for ins in cited
                          if ins.get("type") in SETUP_TYPES and once_per_wave(ctx.wave_count, ins)])
-    return bool(total) and setup >= SETUP_STALL_SHARE * total
+    share = ctx.thresholds.of(GainThresholds).setup_stall_share
+    return bool(total) and setup >= share * total
 
 
 def lever(finding: Finding, ctx: PlanContext) -> str:
     """The lever a finding pulls; LINE/REGION findings by the dominant type of their evidence;
     any finding citing only once-per-wave setup (kernel arguments) pulls `setup-latency`."""
-    kind = LEVERS.get(finding.rule, "none")
+    kind = spec_for(finding.rule).lever
     if kind not in ("none", "prologue") and setup_only(finding, ctx):
         return "setup-latency"
     if kind not in ("line", "region"):
@@ -222,8 +188,8 @@ def _cap(priority: str, cap: str) -> str:
     return max(priority, cap, key=PRIORITIES.index)
 
 
-def priority_for_gain(high: float) -> str:
-    return "HIGH" if high >= HIGH_GAIN else "MED" if high >= MED_GAIN else "LOW"
+def priority_for_gain(high: float, limits: GainThresholds = DEFAULT_GAINS) -> str:
+    return "HIGH" if high >= limits.high_gain else "MED" if high >= limits.med_gain else "LOW"
 
 
 def _bounded(gain: Gain, high: float, why: str) -> Gain:
@@ -298,6 +264,8 @@ def group_gain(findings: list[Finding], unit: str = "stall_cycles") -> float:
 
 def bound_findings(findings: list[Finding], verdict: Bottleneck, ctx: PlanContext) -> list[Finding]:
     """Apply the verdict's bounds to every finding (in place) and return them."""
+    limits = ctx.thresholds.of(GainThresholds)
+    hideable = limits.once_per_wave_hideable
     ruled_out = CONTRADICTS.get(verdict.kind, frozenset())
     own = VERDICT_RULES.get(verdict.kind, frozenset())
     for finding in findings:
@@ -321,9 +289,9 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, ctx: PlanContex
         if once is not None:
             finding.once_per_wave = True
             if gain is not None:
-                gain = _bounded(gain, once * ONCE_PER_WAVE_HIDEABLE,
+                gain = _bounded(gain, once * hideable,
                                 "a cost paid once per wave (its share of the waves' lifetime × "
-                                f"{ONCE_PER_WAVE_HIDEABLE:.0%} overlappable)")
+                                f"{hideable:.0%} overlappable)")
             if verdict.kind != "prologue":
                 finding.priority = _cap(finding.priority, "MED")
                 finding.fix = (f"{finding.fix} This cost is paid once per wave: it shrinks "
@@ -331,7 +299,7 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, ctx: PlanContex
                                "tiles per wave, persistent waves).")
         finding.estimated_gain = gain
         if gain is not None and gain.high > 0:
-            finding.priority = _cap(priority_for_gain(gain.high), finding.priority)
+            finding.priority = _cap(priority_for_gain(gain.high, limits), finding.priority)
         elif gain is None:
             finding.priority = _cap(finding.priority, "MED")
         if finding.contradicts_verdict:

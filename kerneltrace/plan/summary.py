@@ -8,7 +8,9 @@ from kerneltrace.analysis.dispatch_labels import dispatch_labels
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.gains import group_gain
 from kerneltrace.plan.l2_metrics import l2_metrics
-from kerneltrace.plan.rules import run_all
+from kerneltrace.plan.pipeline import run_all
+from kerneltrace.plan.rules import DEFAULT_TABLE
+from kerneltrace.thresholds import Table
 
 SCHEMA = "kerneltrace.summary/1"
 SYNTHETIC_ROOT = "/synthetic/"  # source root used by kerneltrace.synth (docs/synthetic-captures.md)
@@ -38,9 +40,9 @@ def with_costs(hotspot_doc: dict) -> dict:
     return {**hotspot_doc, "costs": cost_summary(hotspot_doc.get("instructions") or [], waves)}
 
 
-def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None) -> dict:
+def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = DEFAULT_TABLE) -> dict:
     hotspot_doc = with_costs(hotspot_doc)
-    ctx = PlanContext(hotspot_doc, l2_doc)
+    ctx = PlanContext(hotspot_doc, l2_doc, thresholds=thresholds)
     findings = run_all(ctx)
     entry = {
         "bottleneck": ctx.verdict.to_dict(),
@@ -65,13 +67,16 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None) -> dict:
     return entry
 
 
-def build_summary(hotspot_docs: list[dict], l2_docs: list[dict], run: str | None = None) -> dict:
-    """Group dispatches by kernel (first-seen order) and run every rule on each dispatch."""
+def build_summary(hotspot_docs: list[dict], l2_docs: list[dict], run: str | None = None,
+                  thresholds: dict | None = None) -> dict:
+    """Group dispatches by kernel (first-seen order) and run every rule on each dispatch;
+    `thresholds`: the config's `plan.thresholds:` overrides (kerneltrace/thresholds.py)."""
+    table = DEFAULT_TABLE.override(thresholds)
     kernels: dict[str, dict] = {}
     for doc, label in zip(hotspot_docs, dispatch_labels(hotspot_docs), strict=True):
         name = doc.get("kernel") or "(unknown kernel)"
         kernel = kernels.setdefault(name, {"name": name, "dispatches": []})
-        entry = dispatch_entry(doc, l2_for(doc.get("kernel"), l2_docs))
+        entry = dispatch_entry(doc, l2_for(doc.get("kernel"), l2_docs), table)
         entry["dispatch_label"] = label  # tells apart dispatches sharing kernel and id (from the path)
         kernel["dispatches"].append(entry)
     return {
@@ -84,4 +89,6 @@ def build_summary(hotspot_docs: list[dict], l2_docs: list[dict], run: str | None
                              for kernel in kernels.values() for entry in kernel["dispatches"]
                              for warning in entry["capture_warnings"]],
         "kernels": list(kernels.values()),
+        # every threshold the plan judged by: value used, tag, source, what it decides
+        "thresholds": table.describe(),
     }

@@ -262,14 +262,16 @@ def render_html(
 
 
 def plan_outputs(hotspot_docs: list[dict], l2_docs: list[dict], *, run: str | None,
-                 charts: bool = False) -> tuple[dict, dict[str, str]]:
+                 charts: bool = False,
+                 thresholds: dict | None = None) -> tuple[dict, dict[str, str]]:
     """The summary and every file of a plan folder by relative name (summary.json, plan.md,
-    plan.html, and charts/*.svg when asked), all rendered before anything is written."""
+    plan.html, and charts/*.svg when asked), all rendered before anything is written;
+    `thresholds`: `plan.thresholds:` overrides (kerneltrace/thresholds.py)."""
     from kerneltrace.atomic import json_text
     from kerneltrace.plan.inputs import plan_snippets
     from kerneltrace.plan.summary import build_summary
 
-    summary = build_summary(hotspot_docs, l2_docs, run=run)
+    summary = build_summary(hotspot_docs, l2_docs, run=run, thresholds=thresholds)
     drawn = plan_charts(summary, hotspot_docs)  # drawn once: inline in plan.html and as files
     files = {"summary.json": json_text(summary),
              "plan.md": render_markdown(summary, hotspot_docs),

@@ -40,6 +40,7 @@ rule plan:
     localrule: True
     params:
         out_dir=plan_dir,
+        thresholds=(config.get("plan") or {}).get("thresholds") or {},
     run:
         run_script("render_plan.py", input, output, params, wildcards, log)
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from kerneltrace.analysis.l2.inputs import ArchChoice, MatchedDispatch
 from kerneltrace.counters import table
 from kerneltrace.readers.counter_run import CounterRun
+from kerneltrace.thresholds import DEFAULT_L2
 
 PLAUSIBLE_COUNT = 2.0**53  # per dispatch; beyond this a counter value is garbage (and not exact as a float)
-ALT_FORM_TOLERANCE = 0.03  # gfx950: the two read-byte forms should agree within a few percent
 
 # Keys of a dispatch entry, in output order (aggregate uses the same metric keys).
 METRIC_KEYS: tuple[str, ...] = (
@@ -178,7 +178,7 @@ def dispatch_metrics(
     values["read_32b_byte_fraction"] = _div(None if reads["n32"] is None else 32 * reads["n32"], fabric)
     if fabric is not None and reads["bytes_alt"] is not None:
         gap = _div(abs(fabric - reads["bytes_alt"]), max(fabric, reads["bytes_alt"]))
-        if gap is not None and gap > ALT_FORM_TOLERANCE:
+        if gap is not None and gap > DEFAULT_L2.alt_form_tolerance:
             warnings.append(
                 f"dispatch {matched.index}: gfx950 read-byte forms disagree by {gap:.1%} "
                 f"(explicit 32/64/128B: {fabric:.0f} B, TCC_BUBBLE form: {reads['bytes_alt']:.0f} B)"

@@ -1,25 +1,17 @@
-"""The counters.md section 5 decision tree over an L2 document: thresholds and worded verdicts."""
+"""The L2/HBM decision tree over an L2 document, worded (thresholds: kerneltrace.thresholds.L2Thresholds)."""
 
 from __future__ import annotations
 
-# Decision-tree thresholds. Sourced: hit < 5 %, 32-byte ~ 0, over-fetch ~ 1, 50-60 % of peak
-# (counters.md section 5). The "high" / "far below" thresholds are this tool's heuristics.
-HIT_STREAMING = 0.05
-HIT_HIGH = 0.50  # heuristic
-FRAC32_CLEAN = 0.05
-FRAC32_HIGH = 0.25  # heuristic
-OVERFETCH_CLEAN = (0.9, 1.1)
-OVERFETCH_HIGH = 1.5
-PEAK_PRACTICAL = 0.50
-PEAK_FAR_BELOW = 0.30  # heuristic
+from kerneltrace.thresholds import DEFAULT_L2, L2Thresholds
 
 
 def pct(value: float) -> str:
     return f"{100 * value:.1f} %"
 
 
-def verdicts(doc: dict) -> list[str]:
-    """The counters.md section 5 decision tree, worded for any kernel; heuristics say so."""
+def verdicts(doc: dict, limits: L2Thresholds = DEFAULT_L2) -> list[str]:
+    """The L2 decision tree (sourced thresholds, plus this tool's heuristics, which say so),
+    worded for any kernel."""
     agg = doc["aggregate"]
     bandwidth_fraction = doc["ratio_of_sums"]["fraction_of_peak"] or agg.get("fraction_of_peak")
     hit, frac32, overfetch = agg.get("l2_hit_rate"), agg.get("read_32b_fraction"), agg.get("overfetch")
@@ -28,14 +20,14 @@ def verdicts(doc: dict) -> list[str]:
 
     if hit is None:
         out.append("L2 hit rate unknown (collect TCC_HIT_sum and TCC_MISS_sum).")
-    elif hit < HIT_STREAMING:
+    elif hit < limits.hit_streaming:
         clean["hit"] = True
         out.append(
             f"L2 hit rate {pct(hit)} (< 5 %): streaming access, each byte is fetched about once. "
             "Raising the L2 hit rate is not a goal unless the workload itself re-reads data across "
             "workgroups or dispatches."
         )
-    elif hit >= HIT_HIGH:
+    elif hit >= limits.hit_high:
         out.append(
             f"Heuristic: L2 hit rate {pct(hit)} is high, the working set largely fits in L2; if the "
             "kernel is still memory-bound, look at L2 bandwidth and request rate rather than DRAM."
@@ -45,12 +37,12 @@ def verdicts(doc: dict) -> list[str]:
 
     if frac32 is None:
         out.append("32-byte read fraction unknown (collect the read-size counters of the default plan).")
-    elif frac32 < FRAC32_CLEAN:
+    elif frac32 < limits.frac32_clean:
         clean["frac32"] = True
         out.append(
             f"32-byte read fraction {pct(frac32)} (~0): no partial-line requests, spatial locality is fine."
         )
-    elif frac32 >= FRAC32_HIGH:
+    elif frac32 >= limits.frac32_scattered:
         out.append(
             f"Heuristic: 32-byte read fraction {pct(frac32)} is high: scattered or misaligned accesses "
             "fetch partial lines; coalescing or realigning the loads is worthwhile."
@@ -60,12 +52,12 @@ def verdicts(doc: dict) -> list[str]:
 
     if overfetch is None:
         out.append("Over-fetch unknown: pass --ideal-gb (bytes the kernel must read per dispatch).")
-    elif OVERFETCH_CLEAN[0] <= overfetch <= OVERFETCH_CLEAN[1]:
+    elif limits.overfetch_clean_low <= overfetch <= limits.overfetch_clean_high:
         clean["overfetch"] = True
         out.append(f"Over-fetch {overfetch:.2f}x (~1): the kernel reads what it needs, once.")
-    elif overfetch > OVERFETCH_HIGH:
+    elif overfetch > limits.overfetch_high:
         out.append(f"Over-fetch {overfetch:.2f}x: redundant fetches (re-reads or wasted partial lines).")
-    elif overfetch < OVERFETCH_CLEAN[0]:
+    elif overfetch < limits.overfetch_clean_low:
         out.append(
             f"Over-fetch {overfetch:.2f}x (< 1): the --ideal-gb figure is too high, or caching served part of the data."
         )
@@ -74,13 +66,13 @@ def verdicts(doc: dict) -> list[str]:
 
     if bandwidth_fraction is None:
         out.append("Achieved bandwidth vs peak unknown (" + (doc["peak"]["reason"] or "no durations") + ").")
-    elif all(clean.values()) and bandwidth_fraction >= PEAK_PRACTICAL:
+    elif all(clean.values()) and bandwidth_fraction >= limits.peak_practical:
         out.append(
             f"Loads are already at the practical limit: read bandwidth is {pct(bandwidth_fraction)} of "
             "peak with a clean memory path (low hit rate, no partial lines, no over-fetch); about 50-60 % "
             "of theoretical HBM peak is normal for gather-heavy access. Stop looking for memory-path fixes."
         )
-    elif all(clean.values()) and bandwidth_fraction < PEAK_FAR_BELOW:
+    elif all(clean.values()) and bandwidth_fraction < limits.peak_far_below:
         out.append(
             f"Heuristic: read bandwidth is only {pct(bandwidth_fraction)} of peak with a clean memory path: "
             "probably not bandwidth-limited; check memory-level parallelism (occupancy, outstanding loads "

@@ -162,7 +162,7 @@ def _child(paths: list[Path], new_totals: Callable[[], WaveTotals], mfma_by_line
         if totals.peers is not None:
             reduce_peers(totals.peers)
         connection.send(("ok", totals))
-    except BaseException as err:  # noqa: BLE001 - the parent redoes this part itself
+    except BaseException as err:
         connection.send(("error", repr(err)))
     finally:
         connection.close()

@@ -1,85 +1,61 @@
-"""Rule registry: every rule is a function PlanContext → list[Finding]; add one here with its test."""
+"""Rule registry: every `PlanRule` of the modules in this package, and the tables built from them.
+
+A rule is a function decorated with `@plan_rule` in any module of this package
+(kerneltrace/plan/spec.py says what a rule is); this package finds every module and every rule
+in it, so adding a rule is one file plus its test. The tables below
+(lever, verdict alignment, calibration, attribution, the thresholds concerns) are derived from the
+specs only; `spec_for` raises on an unknown finding id instead of guessing a default.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+import pkgutil
 
-from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, dedupe_ids, merge_duplicates, sort_findings
-from kerneltrace.plan.gains import (
-    bound_findings,
-    defer_to_verdict,
-    one_high_per_line,
-    overlap_groups,
-)
-from kerneltrace.plan.rules.entry_line import entry_line_artifact
-from kerneltrace.plan.rules.hazards import nop_hazards
-from kerneltrace.plan.rules.kernel_wide import (
-    barrier_dominated,
-    no_source_mapping,
-    occupancy_limited,
-)
-from kerneltrace.plan.rules.lds_scalar_patterns import lds_read_before_mfma, scale_load_late
-from kerneltrace.plan.rules.line_hotspot import top_line_hotspots
-from kerneltrace.plan.rules.memory import memory_verdict
-from kerneltrace.plan.rules.mfma_chain import mfma_dependency_chain
-from kerneltrace.plan.rules.regions import glue_line_loads, region_hotspots
-from kerneltrace.plan.rules.spills import private_array_scratch, register_spills, spills_first
-from kerneltrace.plan.rules.verdict_rules import narrow_loads, prologue_setup, streaming_kernel
-from kerneltrace.plan.rules.vmem_patterns import loads_in_mfma_loop, vmem_queue_burst
-from kerneltrace.plan.rules.waves import sharpen_with_waves, waves_evidence
-
-Rule = Callable[[PlanContext], list[Finding]]
-
-ATTRIBUTION_RULES = frozenset({"W1-entry-waits-on-loads"})
-
-RULES: list[Rule] = [
-    register_spills,
-    private_array_scratch,
-    streaming_kernel,
-    prologue_setup,
-    narrow_loads,
-    loads_in_mfma_loop,
-    vmem_queue_burst,
-    lds_read_before_mfma,
-    scale_load_late,
-    entry_line_artifact,
-    occupancy_limited,
-    barrier_dominated,
-    mfma_dependency_chain,
-    memory_verdict,
-    no_source_mapping,
-    nop_hazards,
-    glue_line_loads,
-    region_hotspots,
-    waves_evidence,
-]
+from kerneltrace.plan.spec import FindingKind, PlanRule
+from kerneltrace.thresholds import CORE_CONCERNS, Table
 
 
-def run_all(ctx: PlanContext, rules: list[Rule] | None = None) -> list[Finding]:
-    """Run the rules, add fallback findings for unexplained top lines, cap artifact-located items."""
-    findings: list[Finding] = []
-    for rule in RULES if rules is None else rules:
-        findings.extend(rule(ctx))
-    # Attribution findings carry stall charged elsewhere; the line's own stall still needs a finding.
-    covered = {f.location for f in findings if f.location and f.rule not in ATTRIBUTION_RULES}
-    findings.extend(top_line_hotspots(ctx, covered))
-    # Wave-level attribution sharpens whatever the line rules found (no-op without `waves`).
-    sharpen_with_waves(ctx, findings)
-    for finding in findings:
-        # A glue bucket is never the thing to fix first (reference pattern 5).
-        if finding.ranked and finding.location and ctx.is_artifact(finding.location):
-            if finding.priority == "HIGH":
-                finding.priority = "MED"
-    if not any(f.ranked for f in findings):
-        # never "nothing to rank" while stall (or latency) exists: rank the instruction stream
-        findings.extend(region_hotspots(ctx, force=True))
-    findings = merge_duplicates(findings)
-    bound_findings(findings, ctx.verdict, ctx)
-    findings = dedupe_ids(spills_first(sort_findings(findings)))
-    overlap_groups(findings)
-    defer_to_verdict(findings)
-    one_high_per_line(findings)
-    findings = spills_first(sort_findings(findings))
-    overlap_groups(findings)
-    return findings
+def _discover() -> list[PlanRule]:
+    found: list[PlanRule] = []
+    for module in pkgutil.iter_modules(__path__):
+        if module.name.startswith("_"):
+            continue
+        name = f"{__name__}.{module.name}"
+        found.extend(value for value in vars(importlib.import_module(name)).values()
+                     if isinstance(value, PlanRule) and value.apply.__module__ == name)
+    return sorted(found, key=lambda rule: rule.order)
+
+
+ALL_RULES: tuple[PlanRule, ...] = tuple(_discover())
+RULES: tuple[PlanRule, ...] = tuple(rule for rule in ALL_RULES if rule.stage == "rules")
+KINDS: dict[str, FindingKind] = {kind.id: kind for rule in ALL_RULES for kind in rule.kinds}
+RULE_OF: dict[str, PlanRule] = {kind.id: rule for rule in ALL_RULES for kind in rule.kinds}
+
+LEVERS: dict[str, str] = {kind_id: kind.lever for kind_id, kind in KINDS.items()}
+VERDICT_RULES: dict[str, frozenset[str]] = {
+    verdict: frozenset(k.id for k in KINDS.values() if verdict in k.serves)
+    for verdict in sorted({v for k in KINDS.values() for v in k.serves})
+}
+CALIBRATED_RULES = frozenset(k.id for k in KINDS.values() if k.calibrated)
+ATTRIBUTION_RULES = frozenset(k.id for k in KINDS.values() if k.attribution)
+WAVE_RULES = frozenset(k.id for r in ALL_RULES for k in r.kinds if "waves" in r.requires)
+
+# every thresholds concern the plan reads: the shared ones, then each family's own
+CONCERNS: dict[str, type] = dict(CORE_CONCERNS)
+for _rule in ALL_RULES:
+    for _kind in _rule.thresholds:
+        CONCERNS.setdefault(_kind.CONCERN, _kind)
+DEFAULT_TABLE = Table.defaults(CONCERNS)
+
+
+def spec_for(rule_id: str) -> FindingKind:
+    """The kind of finding `rule_id` is; KeyError names the missing spec."""
+    try:
+        return KINDS[rule_id]
+    except KeyError:
+        raise KeyError(f"finding rule {rule_id!r} has no PlanRule spec (kerneltrace/plan/rules/)") from None
+
+
+def rule_named(rule_id: str) -> PlanRule:
+    return RULE_OF[rule_id]

@@ -18,17 +18,47 @@ from kerneltrace.isa.classify import SMEM, opcode, wait_counters
 from kerneltrace.isa.mfma import mfma_info
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.rules._util import is_mfma
+from kerneltrace.thresholds import heuristic
 
-MFMA_WINDOW = 24  # outside loops: instructions on each side that count as "inside the MFMA sequence"
-WAIT_SEARCH = 64  # outside loops: how far to look for the wait that drains a load
-MIN_SHARE = 0.01  # below 1 % of all stall a pattern is noise, not a plan item
-HIGH_STALL_RATE = 0.5
-# Latency-hiding budgets (heuristics, not measurements): a global load that misses the caches
-# takes roughly 500–800+ cycles from HBM, an LDS read roughly 64–128 cycles (more with bank
-# conflicts). MFMA pass cycles between issue and wait below the lower end cannot cover the load
-# from this wave's own matrix work.
-HBM_LATENCY_CYCLES = 500
-LDS_LATENCY_CYCLES = 128
+
+@dataclass(frozen=True)
+class PatternThresholds:
+    """The hotspot patterns P1–P4 (vmem_patterns.py, lds_scalar_patterns.py) and their walks."""
+
+    CONCERN = "patterns"
+    mfma_window: int = heuristic(24, "outside loops: instructions on each side of a load that "
+                                 "count as inside the MFMA sequence")
+    wait_search: int = heuristic(64, "outside loops: how far to look for the wait that drains a "
+                                 "load")
+    lds_wait_search: int = heuristic(16, "outside loops: how far to look for the wait that "
+                                     "drains an LDS read")
+    min_share: float = heuristic(0.01, "share of all stall below which a pattern is noise, not "
+                                 "a plan item")
+    high_stall_rate: float = heuristic(0.5, "stall rate of a line's loads and waits from which "
+                                       "P1 calls the latency exposed")
+    # Latency-hiding budgets, not measurements: a global load that misses the caches takes
+    # roughly 500–800+ cycles from HBM, an LDS read roughly 64–128 (more with bank conflicts).
+    # MFMA pass cycles between issue and wait below these cannot cover the load.
+    hbm_latency_cycles: int = heuristic(500, "MFMA pass cycles between a global load and its "
+                                        "wait below which the load's latency is exposed (P1)")
+    lds_latency_cycles: int = heuristic(128, "MFMA pass cycles between an LDS read and its wait "
+                                        "below which the read's latency is exposed (P3)")
+    burst_min_loads: int = heuristic(4, "back-to-back vector loads that make a P2 burst")
+    burst_max_gap: int = heuristic(2, "non-MFMA instructions allowed between loads of a burst")
+    consumer_gap: int = heuristic(3, "instructions after the wait within which the MFMA "
+                                  "consuming an LDS read must come (P3)")
+    scale_max_distance: int = heuristic(8, "instructions between a small load and its first use "
+                                        "up to which it is issued too late (P4)")
+    p1_hideable: tuple[float, float] = heuristic((0.5, 0.9), "share of a line's load and wait "
+                                                 "stall prefetching one stage ahead hides (P1)")
+    p2_hideable: tuple[float, float] = heuristic((0.3, 0.7), "share of a burst's issue stall "
+                                                 "spreading the loads hides (P2)")
+    p3_hideable: tuple[float, float] = heuristic((0.4, 0.8), "share of the lgkmcnt waits "
+                                                 "issuing all reads first hides (P3)")
+    p4_hideable: tuple[float, float] = heuristic((0.5, 0.9), "share of the waits before the use "
+                                                 "hoisting the small load hides (P4)")
+
+
 VMEM_COUNTERS = ("vmcnt", "loadcnt")  # gfx9 name, gfx12 name
 LGKM_COUNTERS = ("lgkmcnt", "dscnt")
 
@@ -115,7 +145,8 @@ def in_mfma_region(ctx: PlanContext, index: int) -> bool:
     loop = ctx.loop_of(index)
     if loop is not None:
         return any(is_mfma(ins) for ins in ctx.following(index, loop.size - 1))
-    before, after = ctx.neighbours(index, MFMA_WINDOW, MFMA_WINDOW)
+    window = ctx.thresholds.of(PatternThresholds).mfma_window
+    before, after = ctx.neighbours(index, window, window)
     return any(map(is_mfma, before)) and any(map(is_mfma, after))
 
 

@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, finding_id
+from kerneltrace.plan.findings import Finding
+from kerneltrace.plan.spec import plan_rule
+from kerneltrace.thresholds import heuristic
 
 
-def entry_line_artifact(ctx: PlanContext, min_share: float = 0.02) -> list[Finding]:
-    """P5: stall charged to the kernel-entry (decorator) line or unmapped code: explained, not ranked."""
+@dataclass(frozen=True)
+class EntryLineThresholds:
+    """P5: glue lines explained, not ranked."""
+
+    CONCERN = "entry_line"
+    min_share: float = heuristic(0.02, "share of stall on a kernel-entry/unmapped line from "
+                                 "which the plan explains it")
+
+
+@plan_rule(id="P5-entry-line-artifact", lever="none", optional=("waves",), order=100,
+           thresholds=(EntryLineThresholds,))
+def entry_line_artifact(ctx: PlanContext) -> list[Finding]:
+    """Stall charged to the kernel-entry line or unmapped code (explained, not ranked).
+
+    P5: stall charged to the kernel-entry (decorator) line or unmapped code: explained, not ranked.
+
+    Trigger: a kernel-entry or unmapped line holds ≥ 2 % of stall
+    Evidence: its top instructions
+    Gain: none; never ranked
+    Fix: do not optimise this line; its waits are usually on loads the ranked lines issue"""
+    min_share = ctx.thresholds.of(EntryLineThresholds).min_share
     findings = []
     for line in ctx.artifact_lines():
         share = line.get("share") or 0.0
@@ -20,13 +43,11 @@ def entry_line_artifact(ctx: PlanContext, min_share: float = 0.02) -> list[Findi
             else "instructions without a source line"
         )
         findings.append(
-            Finding(
-                id=finding_id("P5-entry-line-artifact", line["location"]),
-                rule="P5-entry-line-artifact",
+            ctx.finding(
+                "P5-entry-line-artifact", share, location=line["location"],
                 title=f"{share:.0%} of {'stall' if ctx.total_stall else 'latency'} is charged to "
                 f"{what} ({line['location']}): not a hotspot",
                 priority="LOW",
-                stall_share=round(share, 4),
                 estimated_gain=None,
                 root_cause=(
                     "Compiler-generated glue (address arithmetic, selects, prologue, waits the "
@@ -43,7 +64,6 @@ def entry_line_artifact(ctx: PlanContext, min_share: float = 0.02) -> list[Findi
                         ctx.line_instructions(line), key=lambda i: -(i.get("stall_cycles") or 0)
                     )[:5]
                 ],
-                location=line["location"],
                 effort="none",
                 ranked=False,
             )

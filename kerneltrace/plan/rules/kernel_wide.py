@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kerneltrace.isa.classify import BARRIER, LDS_SMEM_WAIT, VMEM_LOAD, VMEM_WAIT
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import (
-    Finding,
-    Gain,
-    finding_id,
-    hiding_gain,
-    scoped_title,
-)
+from kerneltrace.plan.findings import Finding, Gain, finding_id, hiding_gain, scoped_title
+from kerneltrace.plan.spec import plan_rule
+from kerneltrace.thresholds import heuristic
+
+
+@dataclass(frozen=True)
+class KernelWideThresholds:
+    """OCC (occupancy limiter), BAR (barrier-dominated), SRC (no source mapping)."""
+
+    CONCERN = "kernel_wide"
+    occupancy_max_waves: int = heuristic(4, "waves per SIMD up to which a register/LDS "
+                                         "limiter is worth an OCC finding")
+    occupancy_med_waves: int = heuristic(2, "waves per SIMD up to which OCC is MED (else LOW)")
+    occupancy_latency_share: float = heuristic(0.2, "stall share of memory waits and barriers "
+                                               "from which more waves would help (OCC)")
+    occupancy_shared_bandwidth: float = heuristic(0.5, "factor on the 1/(N+1) of the waits one "
+                                                  "more wave overlaps: it shares the bandwidth")
+    barrier_min_share: float = heuristic(0.2, "barrier stall share from which BAR-dominated is "
+                                         "reported (the synchronisation verdict needs "
+                                         "verdict.barrier_share)")
+    barrier_hideable: tuple[float, float] = heuristic((0.2, 0.6), "share of the barrier stall "
+                                                      "balancing and fewer barriers remove")
+    min_unmapped: float = heuristic(0.5, "unmapped instruction fraction from which the plan "
+                                    "asks for line tables (SRC)")
 
 MAXNREG_WARNING = (
     "Never force a register cap with `maxnreg`: the compiler spills MFMA operands to scratch "
@@ -42,9 +61,10 @@ def _next_level_text(occupancy: dict) -> str:
     return "Next level: " + ", ".join(parts) + "." if parts else ""
 
 
-def occupancy_gain(latency_share: float, waves: int) -> Gain:
-    """Upper bound for one more wave per SIMD: it can overlap at most 1/(N+1) of the waits."""
-    bound = latency_share / (waves + 1) * 0.5
+def occupancy_gain(latency_share: float, waves: int, shared_bandwidth: float) -> Gain:
+    """Upper bound for one more wave per SIMD: it can overlap at most 1/(N+1) of the waits,
+    × `shared_bandwidth` (the added wave shares the memory bandwidth and LDS)."""
+    bound = latency_share / (waves + 1) * shared_bandwidth
     return Gain(
         low=0.0,
         high=round(bound, 4),
@@ -57,8 +77,19 @@ def occupancy_gain(latency_share: float, waves: int) -> Gain:
     )
 
 
+@plan_rule(id="OCC-limited", lever="occupancy", order=110, thresholds=(KernelWideThresholds,))
 def occupancy_limited(ctx: PlanContext) -> list[Finding]:
-    """Occupancy limited by VGPR/AGPR/LDS/SGPR while waits dominate: more waves would hide them."""
+    """Occupancy limited by registers or LDS while waits dominate.
+
+    Occupancy limited by VGPR/AGPR/LDS/SGPR while waits dominate: more waves would hide them.
+
+    Trigger: occupancy ≤ 4 waves/SIMD, limited by VGPR/AGPR/LDS/SGPR, below the hardware cap, and ≥
+        20 % of stall is memory waits/barriers; scope kernel
+    Evidence: occupancy `limits`, `next_level`
+    Gain: 0 to ½ × 1/(N+1) of wait+barrier stall (one more wave overlaps at most 1/(N+1); halved for
+        shared bandwidth)
+    Fix: knob `waves_per_eu` / `__launch_bounds__`, never `maxnreg` (spills; 4.5× slower example)"""
+    limits = ctx.thresholds.of(KernelWideThresholds)
     occ = ctx.hotspots.get("occupancy") or {}
     limiter = (occ.get("limited_by") or "").lower()
     waves = occ.get("waves_per_simd")
@@ -66,20 +97,18 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     if limiter not in _SAVE or waves is None or (hardware is not None and waves >= hardware):
         return []
     latency_share = ctx.type_share(VMEM_WAIT, VMEM_LOAD, LDS_SMEM_WAIT, BARRIER)
-    if waves > 4 or latency_share < 0.2:
+    if waves > limits.occupancy_max_waves or latency_share < limits.occupancy_latency_share:
         return []
     return [
-        Finding(
-            id=finding_id(f"OCC-{limiter}-limited", None),
-            rule="OCC-limited",
+        ctx.finding(
+            "OCC-limited", latency_share, id=finding_id(f"OCC-{limiter}-limited", None),
             title=scoped_title(
                 f"Occupancy {waves} wave(s)/SIMD, limited by {limiter.upper()}",
                 "kernel",
                 "all memory-wait and barrier stall",
             ),
-            priority="MED" if waves <= 2 else "LOW",
-            stall_share=round(latency_share, 4),
-            estimated_gain=occupancy_gain(latency_share, waves),
+            priority="MED" if waves <= limits.occupancy_med_waves else "LOW",
+            estimated_gain=occupancy_gain(latency_share, waves, limits.occupancy_shared_bandwidth),
             scope="kernel",
             root_cause=(
                 f"Only {waves} wave(s) per SIMD fit because of {_SAVE[limiter]}; with "
@@ -95,10 +124,20 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     ]
 
 
-def barrier_dominated(ctx: PlanContext, min_share: float = 0.2) -> list[Finding]:
-    """Barrier stall is a large part of the kernel: waves wait for the slowest one."""
+@plan_rule(id="BAR-dominated", lever="sync", serves=("synchronisation",), order=120,
+           thresholds=(KernelWideThresholds,))
+def barrier_dominated(ctx: PlanContext) -> list[Finding]:
+    """Barriers hold a large share of stall.
+
+    Barrier stall is a large part of the kernel: waves wait for the slowest one.
+
+    Trigger: barrier stall ≥ 20 % of all stall
+    Evidence: top barrier instructions
+    Gain: 20–60 % of barrier stall
+    Fix: double-buffer LDS (one barrier per iteration), balance work between waves"""
+    limits = ctx.thresholds.of(KernelWideThresholds)
     share = ctx.type_share(BARRIER)
-    if share < min_share:
+    if share < limits.barrier_min_share:
         return []
     barriers = sorted(
         (
@@ -111,10 +150,10 @@ def barrier_dominated(ctx: PlanContext, min_share: float = 0.2) -> list[Finding]
     evidence = [ctx.evidence(ins, "barrier") for ins in barriers[:5]]
     location = ctx.user_location(evidence)
     return [
-        Finding.for_share(
-            "BAR-dominated", location, share,
+        ctx.finding(
+            "BAR-dominated", share, location=location,
             title=f"Barriers take {share:.0%} of stall cycles",
-            estimated_gain=hiding_gain(share, 0.2, 0.6, "the barrier stall"),
+            estimated_gain=hiding_gain(share, *limits.barrier_hideable, "the barrier stall"),
             scope="kernel",
             root_cause=(
                 f"{len(barriers)} `s_barrier` instruction(s) stall: waves of a workgroup wait for the "
@@ -133,20 +172,27 @@ def barrier_dominated(ctx: PlanContext, min_share: float = 0.2) -> list[Finding]
     ]
 
 
-def no_source_mapping(ctx: PlanContext, min_unmapped: float = 0.5) -> list[Finding]:
-    """Most instructions have no source line: the plan cannot point at code until that is fixed."""
+@plan_rule(id="SRC-no-source-mapping", lever="none", order=150, thresholds=(KernelWideThresholds,))
+def no_source_mapping(ctx: PlanContext) -> list[Finding]:
+    """Most instructions map to no source line.
+
+    Most instructions have no source line: the plan cannot point at code until that is fixed.
+
+    Trigger: mapped fraction ≤ 50 %
+    Evidence: —
+    Gain: none (enables the other findings)
+    Fix: re-capture with line tables (debug info, JIT cache bypassed)"""
+    min_unmapped = ctx.thresholds.of(KernelWideThresholds).min_unmapped
     mapping = ctx.hotspots.get("source_mapping") or {}
     mapped = mapping.get("mapped_fraction")
     if mapped is None or mapped > 1 - min_unmapped:
         return []
     hint = mapping.get("hint") or ""
     return [
-        Finding(
-            id="SRC-no-source-mapping",
-            rule="SRC-no-source-mapping",
+        ctx.finding(
+            "SRC-no-source-mapping", 1 - mapped,
             title=f"Only {mapped:.0%} of instructions map to a source line",
             priority="MED",
-            stall_share=round(1 - mapped, 4),
             estimated_gain=Gain(
                 low=0.0,
                 high=0.0,

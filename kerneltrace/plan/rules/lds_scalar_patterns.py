@@ -14,22 +14,35 @@ from kerneltrace.plan.rules._util import (
     stalled,
 )
 from kerneltrace.plan.rules.drain import (
-    LDS_LATENCY_CYCLES,
     LGKM_COUNTERS,
-    MIN_SHARE,
     Drain,
+    PatternThresholds,
     charged_note,
     exposed_wait_stall,
     first_draining_wait,
     unique_by_index,
     walk_limit,
 )
+from kerneltrace.plan.spec import plan_rule
 from kerneltrace.plan.verdict import once_per_wave, total_stall
 
 
-def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Finding]:
-    """P3: `ds_read` → its draining `s_waitcnt lgkmcnt` → the MFMA consuming it, with too little
-    matrix work between read and wait to cover LDS latency (cyclic inside loop bodies)."""
+@plan_rule(id="P3-lds-read-before-mfma", lever="memory-pipeline", calibrated=True,
+           optional=("waves",), order=80, thresholds=(PatternThresholds,))
+def lds_read_before_mfma(ctx: PlanContext) -> list[Finding]:
+    """LDS reads waited for right before the MFMA that consumes them.
+
+    P3: `ds_read` → its draining `s_waitcnt lgkmcnt` → the MFMA consuming it, with too little matrix
+    work between read and wait to cover LDS latency (cyclic inside loop bodies).
+
+    Trigger: an LDS read whose first draining `lgkmcnt`/`dscnt` wait (cyclic inside loop bodies, as
+        P1) stalls, comes after < 128 MFMA pass cycles (heuristic LDS latency ~64–128+ cycles), and
+        is followed within 3 instructions by an MFMA reading the read's destination; wait stall
+        charged as in P1
+    Evidence: read, wait, MFMA triples
+    Gain: 40–80 % of the waits
+    Fix: issue every LDS read of the block first, then the MFMAs"""
+    limits = ctx.thresholds.of(PatternThresholds)
     per_line: dict[str, list[tuple[dict, Drain, dict]]] = {}
     for read in filter(is_lds_read, ctx.program_order):
         line = ctx.line_of.get(read["index"])
@@ -40,13 +53,13 @@ def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Fi
             read,
             LGKM_COUNTERS,
             lambda ins: ins.get("type") in (LDS, SMEM),
-            walk_limit(ctx, read["index"], 16),
+            walk_limit(ctx, read["index"], limits.lds_wait_search),
         )
         if (
             drain is None
             or not stalled(drain.wait)
             or drain.unknown_mfma
-            or drain.mfma_cycles >= LDS_LATENCY_CYCLES
+            or drain.mfma_cycles >= limits.lds_latency_cycles
         ):
             continue
         ops = operands(read["asm"])
@@ -54,7 +67,7 @@ def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Fi
         consumer = next(
             (
                 ins
-                for ins in drain.after[:max_consumer_gap]
+                for ins in drain.after[:limits.consumer_gap]
                 if is_mfma(ins) and written & reads(ins["asm"])
             ),
             None,
@@ -71,7 +84,7 @@ def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Fi
         triples = [t for t in triples if exposed[t[1].wait["index"]] > 0]
         waits = unique_by_index([drain.wait for _, drain, _ in triples])
         share = ctx.share(sum(exposed[w["index"]] for w in waits))
-        if not triples or share < MIN_SHARE:
+        if not triples or share < limits.min_share:
             continue
         evidence = []
         for read, drain, consumer in triples[:4]:
@@ -88,14 +101,14 @@ def lds_read_before_mfma(ctx: PlanContext, max_consumer_gap: int = 3) -> list[Fi
             ]
         most = max(drain.mfma_cycles for _, drain, _ in triples)
         findings.append(
-            Finding.for_share(
-                "P3-lds-read-before-mfma", location, share,
+            ctx.finding(
+                "P3-lds-read-before-mfma", share, location=location,
                 title=f"LDS reads wait right before their MFMA consumer at {location}",
-                estimated_gain=hiding_gain(share, 0.4, 0.8, "the lgkmcnt waits"),
+                estimated_gain=hiding_gain(share, *limits.p3_hideable, "the lgkmcnt waits"),
                 root_cause=(
                     f"{len(waits)} `s_waitcnt lgkmcnt` wait(s) sit between an LDS read and the MFMA "
                     f"that consumes it, with at most {most} MFMA pass cycles between read and wait "
-                    f"(an LDS read takes ~64–{LDS_LATENCY_CYCLES}+ cycles, heuristic); every read's "
+                    f"(an LDS read takes ~64–{limits.lds_latency_cycles}+ cycles, heuristic); every read's "
                     "latency is exposed."
                 ),
                 fix=(
@@ -129,8 +142,23 @@ def is_scale_load(ctx: PlanContext, load: dict, stream: bool) -> bool:
     return not stream
 
 
-def scale_load_late(ctx: PlanContext, max_distance: int = 8) -> list[Finding]:
-    """P4: a small (scale/metadata) load issued only a few instructions before its first use."""
+@plan_rule(id="P4-scale-load-late", lever="memory-pipeline", order=90,
+           thresholds=(PatternThresholds,))
+def scale_load_late(ctx: PlanContext) -> list[Finding]:
+    """A scale/metadata load issued too close to its first use.
+
+    P4: a small (scale/metadata) load issued only a few instructions before its first use.
+
+    Trigger: a single-dword (or narrower) load that is metadata, not data: a vector load only when
+        the small loads are less than half of the kernel's vector-load executions (in axpy/vec_add
+        they are the data stream), a scalar load only when it runs more than once per wave (kernel
+        arguments are the prologue's); its result first read ≤ 8 instructions later, with a stalled
+        wait between
+    Evidence: load (with distance) + wait
+    Gain: 50–90 % of the waits
+    Fix: hoist the scale/metadata loads to the start of the block, ahead of the bulk loads"""
+    limits = ctx.thresholds.of(PatternThresholds)
+    max_distance = limits.scale_max_distance
     per_line: dict[str, list[tuple[dict, dict, int]]] = {}
     stream = data_stream_loads(ctx)
     for load in ctx.program_order:
@@ -155,7 +183,7 @@ def scale_load_late(ctx: PlanContext, max_distance: int = 8) -> list[Finding]:
     for location, items in per_line.items():
         waits = unique_by_index([wait for _, wait, _ in items])
         share = ctx.share(total_stall(waits))
-        if share < MIN_SHARE:
+        if share < limits.min_share:
             continue
         closest = min(distance for _, _, distance in items)
         evidence = []
@@ -165,10 +193,11 @@ def scale_load_late(ctx: PlanContext, max_distance: int = 8) -> list[Finding]:
                 ctx.evidence(wait, "wait before the use"),
             ]
         findings.append(
-            Finding.for_share(
-                "P4-scale-load-late", location, share,
+            ctx.finding(
+                "P4-scale-load-late", share, location=location,
                 title=f"Scale/metadata load issued too close to its use at {location}",
-                estimated_gain=hiding_gain(share, 0.5, 0.9, "the waits in front of the use"),
+                estimated_gain=hiding_gain(share, *limits.p4_hideable,
+                                           "the waits in front of the use"),
                 root_cause=(
                     f"{len(items)} small load(s) are consumed only {closest} instruction(s) after issue; "
                     "the wait before the use exposes the full memory latency."

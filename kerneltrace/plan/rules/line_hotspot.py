@@ -2,98 +2,128 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
+from kerneltrace.plan.spec import plan_rule
+from kerneltrace.thresholds import heuristic
 
-# (root cause, fix, hideable low, hideable high) per dominant stall type.
-_BY_TYPE: dict[str, tuple[str, str, float, float]] = {
+_HIDES = "share of a line's {} stall its fix hides"
+
+
+@dataclass(frozen=True)
+class LineThresholds:
+    """LINE-hotspot (and REGION-hotspot): hideable share per dominant stall type."""
+
+    CONCERN = "lines"
+    min_share: float = heuristic(0.03, "share of stall from which a top user line no rule "
+                                 "located gets a LINE-hotspot finding")
+    top_lines: int = heuristic(5, "top user lines the fallback looks at")
+    vmem_load: tuple[float, float] = heuristic((0.3, 0.7), _HIDES.format("VMEM-load (issue)"))
+    vmem_wait: tuple[float, float] = heuristic((0.3, 0.8), _HIDES.format("VMEM-wait"))
+    vmem_store: tuple[float, float] = heuristic((0.2, 0.5), _HIDES.format("VMEM-store"))
+    lds: tuple[float, float] = heuristic((0.2, 0.6), _HIDES.format("LDS"))
+    lds_smem_wait: tuple[float, float] = heuristic((0.3, 0.7), _HIDES.format("LDS/SMEM-wait"))
+    smem: tuple[float, float] = heuristic((0.3, 0.7), _HIDES.format("SMEM"))
+    barrier: tuple[float, float] = heuristic((0.2, 0.6), _HIDES.format("barrier"))
+    mfma: tuple[float, float] = heuristic((0.3, 0.7), _HIDES.format("MFMA"))
+    valu: tuple[float, float] = heuristic((0.1, 0.4), _HIDES.format("VALU"))
+    salu: tuple[float, float] = heuristic((0.1, 0.3), _HIDES.format("SALU"))
+    other: tuple[float, float] = heuristic((0.1, 0.3), _HIDES.format("mixed or uncommon"))
+
+
+# (root cause, fix, LineThresholds field of its hideable range) per dominant stall type.
+_BY_TYPE: dict[str, tuple[str, str, str]] = {
     isa.VMEM_LOAD: (
         "vector loads cannot issue: the memory queue is full or nothing independent "
         "is left to overlap",
         "spread loads between compute; prefetch one stage ahead",
-        0.3,
-        0.7,
+        "vmem_load",
     ),
     isa.VMEM_WAIT: (
         "the wave waits for vector-memory loads to return",
         "issue the loads earlier (one iteration ahead) so compute covers their latency",
-        0.3,
-        0.8,
+        "vmem_wait",
     ),
     isa.VMEM_STORE: (
         "stores back up the memory queue",
         "batch stores at the end of the block, use wider stores",
-        0.2,
-        0.5,
+        "vmem_store",
     ),
     isa.LDS: (
         "LDS access latency or bank conflicts",
         "pad or swizzle the LDS layout; use wider ds_read_b128",
-        0.2,
-        0.6,
+        "lds",
     ),
     isa.LDS_SMEM_WAIT: (
         "the wave waits for LDS or scalar loads (lgkmcnt)",
         "issue LDS/scalar reads earlier, group them before their consumers",
-        0.3,
-        0.7,
+        "lds_smem_wait",
     ),
     isa.SMEM: (
         "scalar loads stall",
         "hoist scalar loads (kernel arguments, pointers) to the start",
-        0.3,
-        0.7,
+        "smem",
     ),
     isa.BARRIER: (
         "waves wait at the barrier for the slowest wave",
         "balance work between waves; fewer barriers per iteration",
-        0.2,
-        0.6,
+        "barrier",
     ),
     isa.MFMA: (
         "MFMAs wait on operands or on a dependent MFMA",
         "interleave independent MFMA chains",
-        0.3,
-        0.7,
+        "mfma",
     ),
     isa.VALU: (
         "vector ALU instructions wait on operands or issue",
         "reduce dependent VALU chains; move work off the critical path",
-        0.1,
-        0.4,
+        "valu",
     ),
-    isa.SALU: ("scalar ALU dependency chain", "simplify scalar address arithmetic", 0.1, 0.3),
+    isa.SALU: ("scalar ALU dependency chain", "simplify scalar address arithmetic", "salu"),
 }
 _DEFAULT = (
     "stall of mixed or uncommon instruction types",
     "inspect the evidence instructions",
-    0.1,
-    0.3,
+    "other",
 )
 
 
-def hideable_range(kind: str) -> tuple[str, str, float, float]:
+def hideable_range(kind: str, limits: LineThresholds) -> tuple[str, str, float, float]:
     """(root cause, fix, hideable low, hideable high) for a dominant stall type."""
-    return _BY_TYPE.get(kind, _DEFAULT)
+    cause, fix, name = _BY_TYPE.get(kind, _DEFAULT)
+    low, high = getattr(limits, name)
+    return cause, fix, low, high
 
 
-def top_line_hotspots(ctx: PlanContext, covered: set[str], limit: int = 5) -> list[Finding]:
-    """One finding per top real line (≥ 3 % of stall) that no other rule has located."""
+@plan_rule(id="LINE-hotspot", lever="line", calibrated=True, stage="fallback", order=1000,
+           thresholds=(LineThresholds,))
+def top_line_hotspots(ctx: PlanContext, covered: set[str]) -> list[Finding]:
+    """A top user line no rule explained: cause and fix from its dominant stall type.
+
+    One finding per top real line (≥ 3 % of stall) that no other rule has located.
+
+    Trigger: fallback: a top-5 user line ≥ 3 % of stall that no rule located
+    Evidence: its top stalled instructions
+    Gain: a per-type hideable range (`rules/line_hotspot.py`)
+    Fix: by dominant type (e.g. VMEM-wait: issue the loads one iteration ahead)"""
+    limits = ctx.thresholds.of(LineThresholds)
     findings = []
-    for line in ctx.real_lines(limit):
+    for line in ctx.real_lines(limits.top_lines):
         share = line.get("share") or 0.0
-        if line["location"] in covered or share < 0.03:
+        if line["location"] in covered or share < limits.min_share:
             continue
         kind = line.get("dominant_type") or isa.OTHER
-        cause, fix, low, high = _BY_TYPE.get(kind, _DEFAULT)
+        cause, fix, low, high = hideable_range(kind, limits)
         # pcsampling documents carry stalled samples instead of stall cycles
         cost = lambda i: (i.get("stall_cycles") or 0, i.get("pc_stalled") or 0)  # noqa: E731
         stalled = sorted(ctx.line_instructions(line), key=cost, reverse=True)
         rate = line.get("stall_rate")
         findings.append(
-            Finding.for_share(
-                "LINE-hotspot", line["location"], share,
+            ctx.finding(
+                "LINE-hotspot", share, location=line["location"],
                 title=f"{kind} stall at {line['location']}",
                 estimated_gain=hiding_gain(share, low, high, f"this line's {kind} stall"),
                 root_cause=(

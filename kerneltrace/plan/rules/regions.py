@@ -2,55 +2,84 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kerneltrace.analysis.regions import split_regions
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, hiding_gain, priority_for_share
-from kerneltrace.plan.rules.line_hotspot import hideable_range
+from kerneltrace.plan.findings import Finding, hiding_gain
+from kerneltrace.plan.rules.line_hotspot import LineThresholds, hideable_range
+from kerneltrace.plan.spec import plan_rule
 from kerneltrace.plan.verdict import total_stall
+from kerneltrace.thresholds import heuristic
 
-LINES_FAIL_SHARE = 0.5  # artifact lines (entry/decorator, unmapped) holding this much stall
-MIN_REGION_SHARE = 0.03
-MAX_REGIONS = 3
+
+@dataclass(frozen=True)
+class RegionThresholds:
+    """REGION-hotspot (lines fail) and GLUE-line-loads (the kernel's loads on the glue line)."""
+
+    CONCERN = "regions"
+    lines_fail_share: float = heuristic(0.5, "stall share on artifact lines (entry/decorator, "
+                                        "unmapped) from which source lines cannot rank")
+    min_region_share: float = heuristic(0.03, "stall share of a region to be ranked (and of the "
+                                        "top region before whole basic blocks are used)")
+    max_regions: int = heuristic(3, "regions ranked at most")
+    glue_loads_min_share: float = heuristic(0.1, "stall share of vector loads and their waits on "
+                                            "the kernel-entry line for GLUE-line-loads")
 
 
 def lines_fail(ctx: PlanContext) -> bool:
     """True when the source-line ranking cannot point at user code for most of the stall."""
+    limits = ctx.thresholds.of(RegionThresholds)
     mapped = (ctx.hotspots.get("source_mapping") or {}).get("mapped_fraction")
     artifact = sum(line.get("share") or 0.0 for line in ctx.artifact_lines())
-    return mapped == 0 or artifact >= LINES_FAIL_SHARE or not ctx.real_lines()
+    return mapped == 0 or artifact >= limits.lines_fail_share or not ctx.real_lines()
 
 
+@plan_rule(id="REGION-hotspot", lever="region", order=180,
+           thresholds=(RegionThresholds, LineThresholds))
 def region_hotspots(ctx: PlanContext, *, force: bool = False) -> list[Finding]:
-    """Top instruction regions by stall (latency in legacy captures) when lines fail (or `force`)."""
+    """Instruction regions ranked when source lines cannot carry the ranking.
+
+    Top instruction regions by stall (latency in legacy captures) when lines fail (or `force`).
+
+    Trigger: source lines fail: no line tables, or entry/unmapped lines hold ≥ 50 % of stall, or no
+        user line has stall (and always when no other rule ranked anything). Regions
+        (`kerneltrace/analysis/regions.py`): the instruction stream cut at branch targets and after
+        every `s_waitcnt`/`s_barrier`/branch (whole basic blocks when the top region is < 3 %),
+        named by row range, the 3 dominant opcodes and the nearest mapped source line; the top 3 (≥
+        3 % each), id `REGION-hotspot@rows<a>-<b>`, may be HIGH
+    Evidence: the region's top instructions
+    Gain: per-type hideable range of its top instruction (none in legacy captures, ranked by
+        latency)
+    Fix: the fix of its top instruction's type, in the code that emits those rows"""
     if not (force or lines_fail(ctx)):
         return []
+    limits = ctx.thresholds.of(RegionThresholds)
     by, total = ctx.ranking_basis
     if not total:
         return []
     artifacts = {line["location"] for line in ctx.artifact_lines()}
     regions = split_regions(ctx.program_order, artifacts, by)
-    if regions and regions[0].metric_cycles < MIN_REGION_SHARE * total:
+    if regions and regions[0].metric_cycles < limits.min_region_share * total:
         # the cost is spread thin over many waits: rank whole basic blocks instead
         regions = split_regions(ctx.program_order, artifacts, by, at_waits=False)
     findings = []
     metric = "stall" if by == "stall_cycles" else "latency"
-    for region in regions[:MAX_REGIONS]:
+    for region in regions[:limits.max_regions]:
         share = region.metric_cycles / total
-        if share < MIN_REGION_SHARE and findings:
+        if share < limits.min_region_share and findings:
             break
         if not region.metric_cycles:
             break
         cited = sorted((ctx.instructions[i] for i in region.instructions),
                        key=lambda ins: -int(ins.get(by) or 0))
         top_type = cited[0].get("type") or "other"
-        cause, fix, low, high = hideable_range(top_type)
+        cause, fix, low, high = hideable_range(top_type, ctx.thresholds.of(LineThresholds))
         location = f"<rows {region.first_index}-{region.last_index}>"
-        findings.append(Finding(
+        findings.append(ctx.finding(
+            "REGION-hotspot", share, cap="HIGH", location=location,
             id=f"REGION-hotspot@rows{region.first_index}-{region.last_index}",
-            rule="REGION-hotspot",
             title=f"{top_type} {metric} in instruction region {region.name}",
-            priority=priority_for_share(share),
-            stall_share=round(share, 4),
             estimated_gain=hiding_gain(share, low, high, f"the region's {metric}")
             if by == "stall_cycles" else None,
             root_cause=(
@@ -67,19 +96,27 @@ def region_hotspots(ctx: PlanContext, *, force: bool = False) -> list[Finding]:
                 f"{region.last_index}" + (f" (nearest source line {region.source})." if region.source
                                          else "."),
             evidence=[ctx.evidence(ins, "in region") for ins in cited[:5] if ins.get(by)],
-            location=location,
             effort="medium",
         ))
     return findings
 
 
-GLUE_LOADS_MIN_SHARE = 0.1
-
-
+@plan_rule(id="GLUE-line-loads", lever="memory-pipeline", order=170,
+           thresholds=(RegionThresholds, LineThresholds))
 def glue_line_loads(ctx: PlanContext) -> list[Finding]:
-    """GLUE-line-loads: the kernel's own data loads (and the `vmcnt` waits draining them) are
-    charged to the kernel-entry/decorator line — the real bottleneck hidden
-    under "do not optimise this line". Named by the row range of those loads and waits."""
+    """The kernel's own data loads and their waits sit on the glue (entry) line.
+
+    GLUE-line-loads: the kernel's own data loads (and the `vmcnt` waits draining them) are charged
+    to the kernel-entry/decorator line — the real bottleneck hidden under "do not optimise this
+    line". Named by the row range of those loads and waits.
+
+    Trigger: the kernel-entry/decorator line holds vector loads and stalled `vmcnt` waits worth ≥ 10
+        % of stall (e.g. K/V tiles loaded with `buffer_load … lds` and drained by `vmcnt(0)` before
+        `s_barrier`): the real bottleneck hidden under "do not optimise this line". Id
+        `GLUE-line-loads@rows<a>-<b>`, may be HIGH
+    Evidence: the loads and waits by stall
+    Gain: VMEM-wait hideable range of their stall
+    Fix: load tile k+1 while computing tile k, `vmcnt(N)` instead of `vmcnt(0)` before the barrier"""
     from kerneltrace.isa import classify as isa
 
     # the decorator line only: with no line tables everything is "unmapped" and REGION ranks it
@@ -93,20 +130,19 @@ def glue_line_loads(ctx: PlanContext) -> list[Finding]:
     cited = sorted(loads + waits, key=lambda ins: -(ins.get("stall_cycles") or 0))
     stall = total_stall(cited)
     share = ctx.share(stall)
-    if share < GLUE_LOADS_MIN_SHARE:
+    if share < ctx.thresholds.of(RegionThresholds).glue_loads_min_share:
         return []
     first = min(ins["index"] for ins in cited)
     last = max(ins["index"] for ins in cited)
     to_lds = sum(1 for ins in loads if (ins.get("asm") or "").rstrip().endswith(" lds"))
     kinds = sorted({isa.opcode(ins["asm"]) for ins in loads})
-    return [Finding(
+    return [ctx.finding(
+        "GLUE-line-loads", share, cap="HIGH", location=f"<rows {first}-{last}>",
         id=f"GLUE-line-loads@rows{first}-{last}",
-        rule="GLUE-line-loads",
         title=(f"The kernel's loads sit on the glue line: {len(loads)} vector load(s) and their "
                f"`vmcnt` waits hold {share:.0%} of stall (rows {first}–{last})"),
-        priority=priority_for_share(share),
-        stall_share=round(share, 4),
-        estimated_gain=hiding_gain(share, *hideable_range("VMEM-wait")[2:],
+        estimated_gain=hiding_gain(share, *hideable_range(isa.VMEM_WAIT,
+                                                          ctx.thresholds.of(LineThresholds))[2:],
                                    "the glue-line loads' issue stall and waits"),
         root_cause=(f"{len(loads)} data load(s) ({', '.join(kinds)}"
                     + (f"; {to_lds} straight to LDS" if to_lds else "")
@@ -121,6 +157,5 @@ def glue_line_loads(ctx: PlanContext) -> list[Finding]:
                   "barrier(); compute(tile[k])",
         evidence=[ctx.evidence(ins, "glue-line load" if ins.get("type") == isa.VMEM_LOAD
                                else "wait on them") for ins in cited[:6]],
-        location=f"<rows {first}-{last}>",
         effort="medium",
     )]

@@ -3,25 +3,40 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from kerneltrace.analysis.spills import Spills, find_spills, private_array_kind, spill_kind
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, Gain, finding_id, priority_for_share
+from kerneltrace.plan.findings import Finding, Gain, finding_id
 from kerneltrace.plan.rules.waves_refs import wave_loops
+from kerneltrace.plan.spec import FindingKind, plan_rule
 from kerneltrace.plan.verdict import total_stall
 from kerneltrace.sourceloc import short_location
+from kerneltrace.thresholds import heuristic
 
 RULE = "S1-register-spills"
 RULE_HOT = "S1-hot-loop-register-spills"  # the same finding when a spill sits in the hot loop
 RULE_ARRAY = "S2-private-array-in-scratch"
-# A short loop that only stores to a private array and counts (no loads, no matrix work) exists
-# to fill it: a memset / initialisation loop.
-FILL_LOOP_MAX_INSTRUCTIONS = 12
 FILL_LOOP_TYPES = frozenset({isa.VMEM_STORE, isa.VALU, isa.SALU, isa.BRANCH, isa.NOP})
-# Removing the spill removes its scratch traffic and the reload waits; what remains is the
-# latency the reloaded values' other producers still expose (hypothesis — verify by re-timing).
-REMOVABLE = (0.5, 1.0)
+
+
+@dataclass(frozen=True)
+class SpillThresholds:
+    """S1 (register spills) and S2 (private arrays in scratch)."""
+
+    CONCERN = "spills"
+    # Removing the spill removes its scratch traffic and the reload waits; what remains is the
+    # latency the reloaded values' other producers still expose.
+    removable: tuple[float, float] = heuristic((0.5, 1.0), "share of the spill cost (scratch "
+                                               "stall + reload waits) removing the spill removes")
+    # A short loop that only stores to a private array and counts (no loads, no matrix work)
+    # exists to fill it: a memset / initialisation loop.
+    fill_loop_max_instructions: int = heuristic(12, "instructions of a loop that only fills a "
+                                                "private array")
+    array_removable: tuple[float, float] = heuristic((0.5, 1.0), "share of the scratch (or fill "
+                                                     "loop) cost keeping the array in registers "
+                                                     "removes")
 
 
 def _hot_loop_rows(ctx: PlanContext) -> tuple[int, int] | None:
@@ -67,8 +82,31 @@ def _share_of(ctx: PlanContext, spills: Spills) -> tuple[float, str]:
     return (spills.cost / total if total else 0.0), metric
 
 
+@plan_rule(id=RULE, lever="register-pressure", optional=("waves",), order=10,
+           thresholds=(SpillThresholds,),
+           variants=(FindingKind("S1-hot-loop-register-spills", "register-pressure"),))
 def register_spills(ctx: PlanContext) -> list[Finding]:
-    """S1: scratch loads/stores; in the hot loop HIGH (and first, see ``spills_first``)."""
+    """Registers spilled to scratch (first in the plan when in the hot loop).
+
+    S1: scratch loads/stores; in the hot loop HIGH (and first, see ``spills_first``).
+
+    Trigger: any spill access (`kerneltrace/analysis/spills.py`): `scratch_load_*` /
+        `scratch_store_*` at a constant offset (no VGPR address: the compiler's spill slots;
+        gfx94x/gfx950), or MUBUF `buffer_load/store_* vN, off, s[0:3], …` on the private segment
+        buffer (the gfx90a spill form, a likely spill). Counted (loads, stores, executions) and
+        costed as their own stall (latency when the capture has no stall column; gain unit
+        `latency_cycles`) plus the `s_waitcnt` cycles the wave analysis attributes to the reloads
+        (`waves.waitcnt`, youngest drained producer). Inside the hot loop (`waves.loops[0]`, else
+        the static loop with the most stall) it is `S1-hot-loop-register-spills`, HIGH and the
+        **first finding** of the plan whatever its share: the scratch round trips distort every
+        other finding and its fix changes the register budget the others work within; elsewhere it
+        is ranked by its cost share
+    Evidence: the scratch instructions by cost (executions, attributed wait cycles) and the waits
+        charged to the reloads; scratch bytes per lane from the kernel-trace row
+    Gain: 50–100 % of the spill cost (scratch stall + reload waits)
+    Fix: cut register pressure until the spill count is 0 (fewer live values, smaller tile, fewer
+        stages), or allow more registers per wave"""
+    removable = ctx.thresholds.of(SpillThresholds).removable
     spills = spills_of(ctx)
     if spills is None:
         return []
@@ -99,12 +137,12 @@ def register_spills(ctx: PlanContext) -> list[Finding]:
         "reaches 0, then re-time."
     )
     gain = Gain(
-        round(share * REMOVABLE[0], 4), round(share * REMOVABLE[1], 4),
-        f"removing {REMOVABLE[0]:.0%}–{REMOVABLE[1]:.0%} of the spill cost (scratch {metric} + "
+        round(share * removable[0], 4), round(share * removable[1], 4),
+        f"removing {removable[0]:.0%}–{removable[1]:.0%} of the spill cost (scratch {metric} + "
         f"reload waits = {share:.1%} of all {metric} cycles); wall-time gain is at most this",
         unit=f"{metric}_cycles",
     )
-    priority = "HIGH" if spills.in_hot_loop else priority_for_share(share)
+    priority = "HIGH" if spills.in_hot_loop else None  # None: from the share
     title = (f"Registers spill to scratch {where} ({spills.loads} reload(s), "
              f"{spills.stores} store(s)) at {short_location(location)}")
     evidence = [ctx.evidence(ctx.instructions[a.index],
@@ -115,20 +153,20 @@ def register_spills(ctx: PlanContext) -> list[Finding]:
     evidence += [ctx.evidence(ctx.instructions[w], "s_waitcnt charged to a reload")
                  for w in spills.waits[:3] if w in ctx.instructions]
     rule = RULE_HOT if spills.in_hot_loop else RULE
-    return [Finding(id=finding_id(rule, location or None), rule=rule,
-                    title=title, priority=priority, stall_share=round(share, 4),
-                    estimated_gain=gain, root_cause=root_cause, fix=fix, evidence=evidence,
-                    location=location, effort="medium",
-                    scope="line")]
+    return [ctx.finding(rule, share, id=finding_id(rule, location or None), cap="HIGH",
+                        title=title, priority=priority, estimated_gain=gain,
+                        root_cause=root_cause, fix=fix, evidence=evidence, location=location,
+                        effort="medium", scope="line")]
 
 
 def _fill_loop(ctx: PlanContext, spills: Spills) -> dict | None:
     """The short observed loop that stores into the array (a fill loop), if the waves ran one."""
+    most = ctx.thresholds.of(SpillThresholds).fill_loop_max_instructions
     stores = {a.index for a in spills.accesses if a.kind == "store"}
     for loop in wave_loops(ctx):
         first, last = loop.get("first_index"), loop.get("last_index")
         if not (isinstance(first, int) and isinstance(last, int)
-                and last - first + 1 <= FILL_LOOP_MAX_INSTRUCTIONS
+                and last - first + 1 <= most
                 and any(first <= index <= last for index in stores)):
             continue
         body = [ctx.instructions[i] for i in range(first, last + 1) if i in ctx.instructions]
@@ -137,9 +175,23 @@ def _fill_loop(ctx: PlanContext, spills: Spills) -> dict | None:
     return None
 
 
+@plan_rule(id=RULE_ARRAY, lever="register-pressure", optional=("waves",), order=20,
+           thresholds=(SpillThresholds,))
 def private_array_scratch(ctx: PlanContext) -> list[Finding]:
-    """S2: a per-lane array indexed at run time lives in scratch (VGPR-addressed scratch access);
-    when a short loop fills it, that loop's share of the waves' time is the cost."""
+    """A per-lane array indexed at run time lives in scratch.
+
+    S2: a per-lane array indexed at run time lives in scratch (VGPR-addressed scratch access); when
+    a short loop fills it, that loop's share of the waves' time is the cost.
+
+    Trigger: a scratch access through a VGPR address (`private_array_kind`): a per-lane array
+        indexed at run time lives in scratch (not a spill). Costed like S1 (own stall, or latency in
+        captures without stall, plus attributed reload waits); when a short observed loop (≤ 12
+        instructions, only stores/VALU/SALU/branches) stores into it, that fill loop's share of the
+        waves' time is the cost
+    Evidence: the scratch accesses
+    Gain: 50–100 % of the cost, unit `wave_time` for a fill loop, else stall (latency) cycles
+    Fix: index the array with compile-time constants (or keep it in LDS); initialise it with wide
+        stores or not at all"""
     arrays = spills_of(ctx, classify=private_array_kind)
     if arrays is None:
         return []
@@ -163,14 +215,15 @@ def private_array_scratch(ctx: PlanContext) -> list[Finding]:
            "registers, keep it in LDS if lanes share it, and initialise it with wide stores or not "
            "at all (a byte-by-byte fill loop is the slowest way to zero memory); then check the "
            "compiler's `private_segment_size` / scratch report drops.")
+    low, high = ctx.thresholds.of(SpillThresholds).array_removable
     if loop_share > share:
-        gain = Gain(round(loop_share * 0.5, 4), round(loop_share, 4),
-                    f"removing 50%–100% of the fill loop's {loop_share:.0%} of the waves' time "
-                    "(hypothesis — verify by re-timing)", unit="wave_time")
+        gain = Gain(round(loop_share * low, 4), round(loop_share * high, 4),
+                    f"removing {low:.0%}–{high:.0%} of the fill loop's {loop_share:.0%} of the "
+                    "waves' time (hypothesis — verify by re-timing)", unit="wave_time")
     else:
-        gain = Gain(round(share * 0.5, 4), round(share, 4),
-                    f"removing 50%–100% of the scratch cost ({share:.1%} of all {metric} "
-                    "cycles)", unit=f"{metric}_cycles")
+        gain = Gain(round(share * low, 4), round(share * high, 4),
+                    f"removing {low:.0%}–{high:.0%} of the scratch cost ({share:.1%} of all "
+                    f"{metric} cycles)", unit=f"{metric}_cycles")
     title = (f"A private array lives in scratch ({arrays.stores} store(s), {arrays.loads} "
              f"load(s) through a VGPR address)"
              + (f"; its fill loop takes {loop_share:.0%} of the waves' time" if loop else "")
@@ -178,11 +231,11 @@ def private_array_scratch(ctx: PlanContext) -> list[Finding]:
     evidence = [ctx.evidence(ctx.instructions[a.index],
                              f"scratch {a.kind} via VGPR address, {a.hits:,} executions")
                 for a in arrays.accesses[:6] if a.index in ctx.instructions]
-    return [Finding(id=finding_id(RULE_ARRAY, location or None), rule=RULE_ARRAY, title=title,
-                    priority=priority_for_share(max(share, loop_share)),
-                    stall_share=round(max(share, loop_share), 4), estimated_gain=gain,
-                    root_cause=root_cause, fix=fix, evidence=evidence, location=location,
-                    effort="medium", scope="line")]
+    return [ctx.finding(RULE_ARRAY, max(share, loop_share), id=finding_id(RULE_ARRAY,
+                                                                          location or None),
+                        cap="HIGH", title=title, estimated_gain=gain, root_cause=root_cause,
+                        fix=fix, evidence=evidence, location=location, effort="medium",
+                        scope="line")]
 
 
 def spills_first(findings: list[Finding]) -> list[Finding]:

@@ -12,12 +12,9 @@ from kerneltrace.plan.rules._util import (
     stalled,
 )
 from kerneltrace.plan.rules.drain import (
-    HBM_LATENCY_CYCLES,
-    HIGH_STALL_RATE,
-    MIN_SHARE,
     VMEM_COUNTERS,
-    WAIT_SEARCH,
     Drain,
+    PatternThresholds,
     charged_note,
     exposed_wait_stall,
     first_draining_wait,
@@ -26,6 +23,7 @@ from kerneltrace.plan.rules.drain import (
     walk_limit,
     where_phrase,
 )
+from kerneltrace.plan.spec import plan_rule
 from kerneltrace.plan.verdict import total_stall
 
 
@@ -41,9 +39,30 @@ def _cover_phrase(drain: Drain, wrapped: bool) -> str:
     )
 
 
+@plan_rule(id="P1-loads-in-mfma-loop", lever="memory-pipeline", calibrated=True,
+           optional=("waves",), order=60, thresholds=(PatternThresholds,))
 def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
-    """P1: a global load inside the MFMA loop whose wait comes after too little matrix work."""
-    in_bursts = {ins["index"] for burst in stalling_bursts(ctx) for ins in burst}
+    """Global loads issued inside the MFMA loop, waited for after too little matrix work.
+
+    P1: a global load inside the MFMA loop whose wait comes after too little matrix work.
+
+    Trigger: a top user line has a VMEM load (not in a P2 burst) inside a static loop body holding
+        MFMAs (outside loops: MFMAs within 24 instructions before and after); the first `s_waitcnt
+        vmcnt/loadcnt` that drains it — walked cyclically inside the body, so the MFMAs at the end
+        of the body count for a load at the top — stalls and comes after < 500 MFMA pass cycles
+        (`isa/mfma.py`, weighted by hits; vs a heuristic HBM latency of ~500–800+ cycles); the loads
+        plus the wait stall charged to them (wave attribution when the wait is reported; a mixed
+        `vmcnt`+`lgkmcnt` wait that also drains LDS/SMEM work is skipped without it) have stall rate
+        ≥ 50 % and ≥ 1 % of stall
+    Evidence: the loads and their draining waits (MFMAs and pass cycles between, "next iteration"
+        when wrapped)
+    Gain: 50–90 % of that stall hidden by prefetching one stage ahead
+    Fix: issue the loads one iteration ahead (prefetch into registers) so the MFMA sequence covers
+        the latency"""
+    limits = ctx.thresholds.of(PatternThresholds)
+    in_bursts = {ins["index"] for burst in stalling_bursts(ctx, limits.burst_min_loads,
+                                                           limits.burst_max_gap)
+                 for ins in burst}
     findings = []
     for line in ctx.real_lines():
         pairs: list[tuple[dict, Drain]] = []
@@ -56,13 +75,13 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
                 load,
                 VMEM_COUNTERS,
                 lambda ins: ins.get("type") in (VMEM_LOAD, VMEM_STORE),
-                walk_limit(ctx, load["index"], WAIT_SEARCH),
+                walk_limit(ctx, load["index"], limits.wait_search),
             )
             if (
                 drain is None
                 or not stalled(drain.wait)
                 or drain.unknown_mfma
-                or drain.mfma_cycles >= HBM_LATENCY_CYCLES
+                or drain.mfma_cycles >= limits.hbm_latency_cycles
             ):
                 continue
             pairs.append((load, drain))
@@ -76,7 +95,8 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
         loads = [load for load, _ in pairs]
         waits = unique_by_index([drain.wait for _, drain in pairs])
         share = ctx.share(total_stall(loads) + sum(exposed[w["index"]] for w in waits))
-        if not pairs or share < MIN_SHARE or instructions_stall_rate(loads + waits) < HIGH_STALL_RATE:
+        if (not pairs or share < limits.min_share
+                or instructions_stall_rate(loads + waits) < limits.high_stall_rate):
             continue
         most = max(pairs, key=lambda pair: pair[1].mfma_cycles)[1]
         wrapped = any(drain.wrapped for _, drain in pairs)
@@ -93,14 +113,15 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
                 )
             )
         findings.append(
-            Finding.for_share(
-                "P1-loads-in-mfma-loop", line["location"], share,
+            ctx.finding(
+                "P1-loads-in-mfma-loop", share, location=line["location"],
                 title=f"Global loads issued inside the MFMA loop at {line['location']}",
-                estimated_gain=hiding_gain(share, 0.5, 0.9, "the load and wait stall of this line"),
+                estimated_gain=hiding_gain(share, *limits.p1_hideable,
+                                           "the load and wait stall of this line"),
                 root_cause=(
                     f"{len(loads)} vector-memory load(s) sit inside {where_phrase(ctx, loads[0]['index'])} "
                     + _cover_phrase(most, wrapped)
-                    + f", far below a global-memory latency of ~{HBM_LATENCY_CYCLES}–800+ cycles "
+                    + f", far below a global-memory latency of ~{limits.hbm_latency_cycles}–800+ cycles "
                     f"(heuristic); stall rate {instructions_stall_rate(loads + waits):.0%}, so the matrix work "
                     "hides little of the memory latency."
                 ),
@@ -120,7 +141,7 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
     return findings
 
 
-def stalling_bursts(ctx: PlanContext, min_loads: int = 4, max_gap: int = 2) -> list[list[dict]]:
+def stalling_bursts(ctx: PlanContext, min_loads: int, max_gap: int) -> list[list[dict]]:
     """Runs of ≥ `min_loads` VMEM loads (≤ `max_gap` non-MFMA instructions apart) that stall on issue."""
     bursts: list[list[dict]] = []
     current: list[dict] = []
@@ -143,10 +164,21 @@ def stalling_bursts(ctx: PlanContext, min_loads: int = 4, max_gap: int = 2) -> l
     ]
 
 
-def vmem_queue_burst(ctx: PlanContext, min_loads: int = 4, max_gap: int = 2) -> list[Finding]:
-    """P2: back-to-back vector loads with no compute between them; later loads stall on issue."""
+@plan_rule(id="P2-vmem-queue-burst", lever="memory-pipeline", order=70,
+           thresholds=(PatternThresholds,))
+def vmem_queue_burst(ctx: PlanContext) -> list[Finding]:
+    """Back-to-back vector loads fill the memory queue.
+
+    P2: back-to-back vector loads with no compute between them; later loads stall on issue.
+
+    Trigger: ≥ 4 VMEM loads with ≤ 2 non-MFMA instructions between them, later loads stall on issue,
+        ≥ 1 % of stall
+    Evidence: stalled loads of the burst
+    Gain: 30–70 % of their issue stall
+    Fix: software-pipeline the loop so loads are spread between compute"""
+    limits = ctx.thresholds.of(PatternThresholds)
     per_line: dict[str, list[dict]] = {}
-    for burst in stalling_bursts(ctx, min_loads, max_gap):
+    for burst in stalling_bursts(ctx, limits.burst_min_loads, limits.burst_max_gap):
         owner = max(
             {
                 id(ctx.line_of.get(i["index"]) or {}): ctx.line_of.get(i["index"]) for i in burst
@@ -158,13 +190,14 @@ def vmem_queue_burst(ctx: PlanContext, min_loads: int = 4, max_gap: int = 2) -> 
     findings = []
     for location, loads in per_line.items():
         share = ctx.share(total_stall(loads))
-        if share < MIN_SHARE:
+        if share < limits.min_share:
             continue
         findings.append(
-            Finding.for_share(
-                "P2-vmem-queue-burst", location, share,
+            ctx.finding(
+                "P2-vmem-queue-burst", share, location=location,
                 title=f"Back-to-back vector loads fill the memory queue at {location}",
-                estimated_gain=hiding_gain(share, 0.3, 0.7, "the issue stall of these loads"),
+                estimated_gain=hiding_gain(share, *limits.p2_hideable,
+                                           "the issue stall of these loads"),
                 root_cause=(
                     f"{len(loads)} vector loads are issued back to back with no compute between them; "
                     "the vector-memory queue fills and the later loads stall on issue."

@@ -2,18 +2,19 @@
 
 Rules here read the `waves` object of `kerneltrace.analysis.waves.analyze.analyze_waves` (docs/hotspot-json.md,
 docs/summary-json.md); every one returns nothing when the document has no `waves` section.
-`sharpen_with_waves` is a post-pass of `run_all`: it adds producer attribution and loop context to
+`sharpen_with_waves` is a post-pass of the findings pipeline (kerneltrace/plan/pipeline.py): it adds producer attribution and loop context to
 findings other rules made, so a finding on a wait names the load it waits for.
 W1 (glue waits on user loads) and W3 (wave tail) live here, W2 (hot-loop MFMA busy) in
-waves_loop.py, the shared reference helpers in waves_refs.py.
+waves_loop.py, the shared reference helpers in waves_refs.py; each is its own PlanRule.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
-from kerneltrace.plan.rules.waves_loop import hot_loop_mfma_busy
 from kerneltrace.plan.rules.waves_refs import (
     PRODUCER_DEFAULT,
     PRODUCER_KINDS,
@@ -26,16 +27,43 @@ from kerneltrace.plan.rules.waves_refs import (
     type_of,
     wave_waits,
 )
+from kerneltrace.plan.spec import plan_rule
 from kerneltrace.sourceloc import short_location
-
-MIN_SHARE = 0.01  # attributed wait stall below 1 % of all stall is not a plan item
-TAIL_SHARE = 0.25  # slowest wave ends this share of the traced span after the median wave
-IMBALANCE = 1.5  # longest wave / median wave duration
-MIN_TAIL_WAVES = 4
+from kerneltrace.thresholds import heuristic
 
 
+@dataclass(frozen=True)
+class WaveThresholds:
+    """W1 (glue waits on user loads) and W3 (wave tail)."""
+
+    CONCERN = "waves"
+    min_share: float = heuristic(0.01, "attributed wait stall (share of all stall) below which "
+                                 "a producer line is not a W1 item")
+    entry_hideable: tuple[float, float] = heuristic((0.3, 0.7), "share of the attributed wait "
+                                                    "stall issuing the loads earlier hides (W1)")
+    tail_share: float = heuristic(0.25, "the slowest wave ends this share of the traced span "
+                                  "after the median wave: a W3 finding (the tail verdict needs "
+                                  "verdict.tail_share)")
+    tail_med_share: float = heuristic(0.5, "tail share from which W3 is MED (else LOW)")
+    imbalance: float = heuristic(1.5, "longest wave / median wave duration for W3")
+    min_tail_waves: int = heuristic(4, "waves traced for W3 to judge a tail")
+
+
+@plan_rule(id="W1-entry-waits-on-loads", lever="memory-latency", calibrated=True, attribution=True,
+           requires=("hotspots", "waves"), order=190, thresholds=(WaveThresholds,))
 def entry_waits_on_user_loads(ctx: PlanContext) -> list[Finding]:
-    """W1: waits charged to glue (entry/unmapped line) that wait for loads a user line issued."""
+    """Waits in compiler glue stall on loads a user line issued.
+
+    W1: waits charged to glue (entry/unmapped line) that wait for loads a user line issued.
+
+    Trigger: hotspots/2 only: `s_waitcnt` on a kernel-entry/unmapped line whose attributed producers
+        (`waves.waitcnt[].producers`, youngest drained producer) sit on a user line; ≥ 1 % of stall
+        per producer line. Located at the producer line; it does not count as "covered", so the
+        line's own stall still gets its finding
+    Evidence: the producer instructions and the glue waits with their attributed cycles
+    Gain: 30–70 % of the attributed wait stall
+    Fix: issue the loads earlier (one stage ahead) and put independent work before the wait"""
+    limits = ctx.thresholds.of(WaveThresholds)
     per_line: dict[str, list[tuple[dict, dict]]] = {}
     for wait in wave_waits(ctx):
         if not is_artifact_ref(ctx, wait):
@@ -48,7 +76,7 @@ def entry_waits_on_user_loads(ctx: PlanContext) -> list[Finding]:
     for location, pairs in per_line.items():
         cycles = sum(producer["cycles"] for _, producer in pairs)
         share = ctx.share(cycles)
-        if share < MIN_SHARE:
+        if share < limits.min_share:
             continue
         waits = sorted(
             {wait["index"]: wait for wait, _ in pairs}.values(), key=lambda w: w["index"]
@@ -75,10 +103,11 @@ def entry_waits_on_user_loads(ctx: PlanContext) -> list[Finding]:
                 )
             )
         findings.append(
-            Finding.for_share(
-                "W1-entry-waits-on-loads", location, share,
+            ctx.finding(
+                "W1-entry-waits-on-loads", share, location=location,
                 title=f"Waits in compiler glue stall on the {kind}s at {location}",
-                estimated_gain=hiding_gain(share, 0.3, 0.7, f"the waits on these {kind}s"),
+                estimated_gain=hiding_gain(share, *limits.entry_hideable,
+                                           f"the waits on these {kind}s"),
                 root_cause=(
                     f"{len(waits)} `s_waitcnt` charged to {', '.join(glue)} (not ranked: compiler "
                     f"glue) spend {cycles:,} stall cycles ({share:.1%} of all stall) waiting for "
@@ -96,29 +125,39 @@ def entry_waits_on_user_loads(ctx: PlanContext) -> list[Finding]:
     return findings
 
 
+@plan_rule(id="W3-wave-tail", lever="tail", serves=("tail",), requires=("hotspots", "waves"),
+           order=210, thresholds=(WaveThresholds,))
 def wave_tail(ctx: PlanContext) -> list[Finding]:
-    """W3: uneven waves — the slowest ends long after the median (grid tail / load imbalance)."""
+    """Uneven waves: the slowest ends long after the median.
+
+    W3: uneven waves — the slowest ends long after the median (grid tail / load imbalance).
+
+    Trigger: hotspots/2 only: ≥ 4 waves, `timing.tail_cycles` ≥ 25 % of `span_cycles` and the
+        longest wave ≥ 1.5× the median duration (MED from 50 %)
+    Evidence: durations and longest waves in the text
+    Gain: not estimated: kernel time, not stall (`stall_share` 0)
+    Fix: balance work per workgroup (split-K/split-sequence, largest tiles first, a persistent tile
+        scheduler)"""
+    limits = ctx.thresholds.of(WaveThresholds)
     waves = ctx.waves or {}
     timing = waves.get("timing") or {}
     duration = (waves.get("per_wave") or {}).get("duration") or {}
     span, tail = timing.get("span_cycles"), timing.get("tail_cycles")
     median, longest = duration.get("p50"), duration.get("max")
-    if (waves.get("waves") or 0) < MIN_TAIL_WAVES or not span or not median or not longest:
+    if (waves.get("waves") or 0) < limits.min_tail_waves or not span or not median or not longest:
         return []
     tail_share = (tail or 0) / span
-    if tail_share < TAIL_SHARE or longest < IMBALANCE * median:
+    if tail_share < limits.tail_share or longest < limits.imbalance * median:
         return []
     slowest = ", ".join(
         f"{wave['file']} ({wave['duration']:,})" for wave in waves.get("longest_waves") or []
     )
     return [
-        Finding(
-            id="W3-wave-tail",
-            rule="W3-wave-tail",
+        ctx.finding(
+            "W3-wave-tail", 0.0,
             title=f"Wave tail: the slowest waves finish {tail:,} cycles ({tail_share:.0%} of the "
             "traced span) after the median wave",
-            priority="MED" if tail_share >= 0.5 else "LOW",
-            stall_share=0.0,
+            priority="MED" if tail_share >= limits.tail_med_share else "LOW",
             estimated_gain=None,
             scope="kernel",
             root_cause=(
@@ -134,26 +173,20 @@ def wave_tail(ctx: PlanContext) -> list[Finding]:
                 "order the largest tiles first or use a persistent tile scheduler; check that the "
                 "grid fills every CU more than once so the tail is a small fraction."
             ),
-            location=None,
             effort="medium",
         )
     ]
 
 
-def waves_evidence(ctx: PlanContext) -> list[Finding]:
-    """Findings backed by the wave analysis; nothing when the document has no `waves` section."""
-    if not ctx.waves:
-        return []
-    return entry_waits_on_user_loads(ctx) + hot_loop_mfma_busy(ctx) + wave_tail(ctx)
-
-
-def sharpen_with_waves(ctx: PlanContext, findings: list[Finding]) -> list[Finding]:
-    """Name the load each evidenced wait is on, and the hot loop a finding sits in (in place)."""
+def sharpen_with_waves(ctx: PlanContext, findings: list[Finding],
+                       made_from_waves: frozenset[str] = frozenset()) -> list[Finding]:
+    """Name the load each evidenced wait is on, and the hot loop a finding sits in (in place);
+    findings of the rules in `made_from_waves` (those that require `waves`) are left alone."""
     if not ctx.waves:
         return findings
     waits = {wait["index"]: wait for wait in wave_waits(ctx)}
     for finding in findings:
-        if finding.rule.startswith("W"):
+        if finding.rule in made_from_waves:  # their text is the wave analysis already
             continue
         sentences: list[str] = []
         if not finding.ranked:

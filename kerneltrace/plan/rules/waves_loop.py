@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, Gain, hiding_gain, priority_for_share, scoped_title
+from kerneltrace.plan.findings import Finding, Gain, hiding_gain, scoped_title
 from kerneltrace.plan.rules.waves_refs import wave_loops
-from kerneltrace.plan.verdict import (
-    LOW_MFMA_BUSY,
-    MFMA_BOUND,
-    MIN_LOOP_SHARE,
-    WAIT_TYPES,
-    total_stall,
-)
+from kerneltrace.plan.spec import FindingKind, plan_rule
+from kerneltrace.plan.verdict import WAIT_TYPES, total_stall
 from kerneltrace.sourceloc import short_location
+from kerneltrace.thresholds import VerdictThresholds, heuristic
+
+
+@dataclass(frozen=True)
+class HotLoopThresholds:
+    """W2: what idles the matrix pipe of the hot loop (busy bounds: the verdict's concern)."""
+
+    CONCERN = "hot_loop"
+    wait_majority: float = heuristic(0.5, "share of the loop's stall on `s_waitcnt` from which "
+                                     "the waits, not other work, idle the matrix pipe")
+    other_hideable: tuple[float, float] = heuristic((0.1, 0.4), "share of the loop's non-wait "
+                                                    "stall overlapping it with MFMAs hides")
+    wait_hideable: tuple[float, float] = heuristic((0.1, 0.3), "share of the loop's wait stall "
+                                                   "a deeper software pipeline hides")
 
 
 def _loop_stall(ctx: PlanContext, loop: dict) -> tuple[int, int, list[dict]]:
@@ -38,8 +49,28 @@ def _umbrella_gain(share: float, low: float, high: float, what: str) -> Gain:
     )
 
 
+@plan_rule(id="W2-hot-loop-mfma-underused", lever="memory-pipeline", serves=("issue-dependency",),
+           requires=("hotspots", "waves"), order=200,
+           thresholds=(VerdictThresholds, HotLoopThresholds),
+           variants=(FindingKind("W2-hot-loop-mfma-bound", "compute", serves=("compute-mfma",)),))
 def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
-    """W2: the hottest MFMA loop keeps its matrix pipe busy < 50 % while waits dominate (or ≥ 80 %)."""
+    """The hot loop keeps the matrix pipe idle (waits or other work between MFMAs).
+
+    W2: the hottest MFMA loop keeps its matrix pipe busy < 50 % while waits dominate (or ≥ 80 %).
+
+    Trigger: hotspots/2 only: the hottest loop with a known `mfma_busy_fraction` < 50 % holding ≥ 25
+        % of the waves' time; the title says whether `s_waitcnt` waits hold ≥ 50 % of the loop's
+        stall (then: deepen the software pipeline) or other work does (then: overlap it with MFMAs).
+        Kernel-wide, capped at MED; its share (stall inside the loop rows) overlaps the line
+        findings in the loop; the same loop with MFMA busy ≥ 80 % is `W2-hot-loop-mfma-bound`
+        instead (none: compute-bound, do not chase load latency there)
+    Evidence: the loop's top stalled instructions; iterations, cycles/iteration, MFMA pass cycles in
+        the text
+    Gain: 10–30 % of the loop's wait stall (waits) or 10–40 % of its non-wait stall (other);
+        overlaps the line findings (not to be added); bounded by the MFMA work
+    Fix: deepen the software pipeline (waits) or overlap the non-MFMA work with MFMAs"""
+    bounds = ctx.thresholds.of(VerdictThresholds)
+    limits = ctx.thresholds.of(HotLoopThresholds)
     loop = next(
         (
             loop
@@ -49,7 +80,7 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
         ),
         None,
     )
-    if loop is None or ((loop.get("split") or {}).get("loop_share") or 0) < MIN_LOOP_SHARE:
+    if loop is None or ((loop.get("split") or {}).get("loop_share") or 0) < bounds.min_loop_share:
         return []
     busy = loop["mfma_busy_fraction"]
     stall, wait_stall, ranked = _loop_stall(ctx, loop)
@@ -69,7 +100,7 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
         for ins in ranked[:5]
         if (ins.get("stall_cycles") or 0) > 0
     ]
-    if busy < LOW_MFMA_BUSY and wait_fraction < 0.5:
+    if busy < bounds.low_mfma_busy and wait_fraction < limits.wait_majority:
         by_type: dict[str, int] = {}
         for ins in ranked:
             by_type[ins.get("type") or isa.OTHER] = by_type.get(ins.get("type") or isa.OTHER, 0) + (
@@ -78,18 +109,17 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
         top = sorted(by_type.items(), key=lambda item: -item[1])[:3]
         mix = ", ".join(f"{kind} {cycles / stall:.0%}" for kind, cycles in top if stall and cycles)
         return [
-            Finding(
-                id="W2-hot-loop-mfma-underused",
-                rule="W2-hot-loop-mfma-underused",
+            ctx.finding(
+                "W2-hot-loop-mfma-underused", share,
                 title=scoped_title(
                     f"MFMA busy only {busy:.0%} of the hot loop: other work holds the pipe idle",
                     "loop",
                     "all stall inside the loop",
                 ),
-                priority=priority_for_share(share, cap="MED"),
-                stall_share=round(share, 4),
+                cap="MED",
                 estimated_gain=_umbrella_gain(
-                    ctx.share(stall - wait_stall), 0.1, 0.4, "the loop's non-wait stall"
+                    ctx.share(stall - wait_stall), *limits.other_hideable,
+                    "the loop's non-wait stall"
                 ),
                 scope="loop",
                 root_cause=facts
@@ -102,12 +132,12 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
                     "waves per SIMD), and fix the line findings inside the loop first."
                 ),
                 evidence=evidence,
-                location=None,
                 effort="high",
             )
         ]
-    if busy < LOW_MFMA_BUSY:
-        gain = _umbrella_gain(ctx.share(wait_stall), 0.1, 0.3, "the loop's `s_waitcnt` stall")
+    if busy < bounds.low_mfma_busy:
+        gain = _umbrella_gain(ctx.share(wait_stall), *limits.wait_hideable,
+                              "the loop's `s_waitcnt` stall")
         gain = Gain(
             gain.low,
             gain.high,
@@ -115,9 +145,8 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
             f"work, {busy:.0%} of its time now",
         )
         return [
-            Finding(
-                id="W2-hot-loop-mfma-underused",
-                rule="W2-hot-loop-mfma-underused",
+            ctx.finding(
+                "W2-hot-loop-mfma-underused", share,
                 title=scoped_title(
                     f"MFMA busy only {busy:.0%} of the hot loop: waits hold "
                     f"{wait_fraction:.0%} of its stall",
@@ -126,8 +155,7 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
                 ),
                 scope="loop",
                 # kernel-wide umbrella: the line findings that make it up rank first
-                priority=priority_for_share(share, cap="MED"),
-                stall_share=round(share, 4),
+                cap="MED",
                 estimated_gain=gain,
                 root_cause=facts
                 + f". {wait_stall:,} of the loop's {stall:,} stall cycles are `s_waitcnt` waits: "
@@ -145,15 +173,13 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
                     "for k: wait(tile[k]); mfma(tile[k]) interleaved with prefetch(tile[k+2])"
                 ),
                 evidence=evidence,
-                location=None,
                 effort="high",
             )
         ]
-    if busy >= MFMA_BOUND:
+    if busy >= bounds.mfma_bound:
         return [
-            Finding(
-                id="W2-hot-loop-mfma-bound",
-                rule="W2-hot-loop-mfma-bound",
+            ctx.finding(
+                "W2-hot-loop-mfma-bound", share,
                 title=scoped_title(
                     f"MFMA pipe busy {busy:.0%} of the hot loop: compute-bound there",
                     "loop",
@@ -161,7 +187,6 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
                 ),
                 scope="loop",
                 priority="LOW",
-                stall_share=round(share, 4),
                 estimated_gain=None,
                 root_cause=facts + ": memory latency is already hidden behind matrix work.",
                 fix=(
@@ -169,7 +194,6 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
                     "cycles (a faster MFMA variant or lower precision, less redundant compute)."
                 ),
                 evidence=evidence,
-                location=None,
                 effort="high",
             )
         ]

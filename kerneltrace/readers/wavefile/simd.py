@@ -74,7 +74,7 @@ class SimdReader:
         """The certified arrays of a file this path vouches for, else None (the fallback decides)."""
         try:
             return self._certify(data, path)
-        except Exception:  # noqa: BLE001 - any refusal defers to the authoritative path
+        except Exception:
             # The failed call's proxies died with its frame; a fresh parser is still the safe
             # choice should the library have kept any state about them.
             self._parser = self._simdjson.Parser()

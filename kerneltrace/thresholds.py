@@ -1,0 +1,230 @@
+"""The thresholds table: one frozen dataclass per concern, each field tagged sourced/calibrated/heuristic.
+
+Every number the plan, the L2 text and the compare judge by lives in a concern dataclass built
+with `sourced`, `calibrated` or `heuristic` below: the field's default, its tag, where it comes
+from and what it decides are metadata of the field (`describe` lists them; summary.json carries
+the list with the values used). Plan-rule families declare their own concern next to the rule
+(`kerneltrace/plan/rules/*.py`); the concerns shared across layers (verdict, gains, L2, compare)
+are here. `Table` holds one instance per concern; `Table.override` applies `plan.thresholds:`
+from the config (unknown names or wrong types are an InputError).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from kerneltrace.errors import InputError
+
+TAGS = ("sourced", "calibrated", "heuristic")
+L2_TREE = "docs/l2-json.md §Verdicts (the L2 decision tree and its sources)"
+
+
+def _field(value: Any, tag: str, why: str, source: str) -> Any:
+    return field(default=value, metadata={"tag": tag, "why": why, "source": source})
+
+
+def sourced(value: Any, why: str, source: str) -> Any:
+    """A threshold from a public source (document section, vendor guide)."""
+    return _field(value, "sourced", why, source)
+
+
+def calibrated(value: Any, why: str, source: str) -> Any:
+    """A threshold fitted to measured before/after pairs (docs/calibration.md)."""
+    return _field(value, "calibrated", why, source)
+
+
+def heuristic(value: Any, why: str) -> Any:
+    """A judgement of this tool, not a measurement: the plan says so where it matters."""
+    return _field(value, "heuristic", why, "this tool's heuristic")
+
+
+@dataclass(frozen=True)
+class VerdictThresholds:
+    """The bottleneck verdict (kerneltrace/plan/verdict.py): what makes one bound dominate."""
+
+    CONCERN = "verdict"
+    mfma_bound: float = heuristic(0.8, "hot-loop MFMA busy fraction from which the matrix pipe "
+                                  "bounds the loop (compute-mfma verdict)")
+    mfma_high_confidence: float = heuristic(0.9, "hot-loop MFMA busy from which the compute-mfma "
+                                            "verdict has high confidence")
+    low_mfma_busy: float = heuristic(0.5, "hot-loop MFMA busy below which the matrix pipe idles "
+                                     "half of the loop's time")
+    valu_bound: float = heuristic(0.6, "VALU pipe busy share (of resident time) from which "
+                                  "vector ALU work bounds the kernel")
+    min_loop_share: float = heuristic(0.25, "share of the waves' time a loop must hold to decide "
+                                      "the verdict (and to get a W2 finding)")
+    streaming_max_loads: int = heuristic(8, "executed vector-load instructions per wave up to "
+                                         "which a kernel without MFMA/LDS is streaming")
+    streaming_max_executed: int = heuristic(200, "executed instructions of a short streaming "
+                                            "kernel")
+    memory_share: float = heuristic(0.4, "stall share of vector-memory waits/issue (plus "
+                                    "LDS/scalar waits for memory-latency) for a memory verdict")
+    streaming_hideable: float = heuristic(0.4, "share of a streaming kernel's memory stall that "
+                                          "more bytes in flight can hide (its ceiling)")
+    barrier_share: float = heuristic(0.3, "barrier stall share for the synchronisation verdict "
+                                     "(the BAR-dominated finding exists from barrier.min_share)")
+    nop_share: float = heuristic(0.2, "`s_nop` stall share for the issue-dependency verdict")
+    prologue_share: float = heuristic(0.4, "cost share of once-per-wave setup for the prologue "
+                                      "verdict")
+    tail_share: float = heuristic(0.4, "wave tail (slowest wave's end after the median, share "
+                                  "of the traced span) for the tail verdict; the W3 finding "
+                                  "exists from waves.tail_share")
+    tail_drain_share: float = heuristic(0.2, "`s_endpgm` drain share of cost that must go with "
+                                        "the tail for the tail verdict")
+    bandwidth_of_peak: float = sourced(0.5, "achieved share of peak HBM bandwidth at or above "
+                                       "which the memory path is busy (memory-bandwidth "
+                                       "verdict)", L2_TREE + " (50–60 % of peak is the practical ceiling)")
+    loop_issue_share: float = heuristic(0.5, "share of the hot loop's stall on dependent "
+                                        "VALU/s_nop/MFMA/SALU issue for a loop issue verdict")
+    loop_wait_share: float = heuristic(0.5, "hot-loop wait share below which the loop issue "
+                                       "verdict may apply")
+    mixed_issue_share: float = heuristic(0.35, "hot-loop issue share from which a memory verdict "
+                                         "names the issue-bound part")
+    mix_listed_share: float = heuristic(0.05, "smallest issue-type share the loop issue verdict "
+                                        "lists by name")
+
+
+@dataclass(frozen=True)
+class GainThresholds:
+    """Priorities from shares and bounded gains (kerneltrace/plan/findings.py, plan/gains.py)."""
+
+    CONCERN = "gains"
+    high_share: float = heuristic(0.10, "share of all stall from which a hotspot-pattern "
+                                  "finding is HIGH (before the gain bounds)")
+    med_share: float = heuristic(0.03, "share of all stall from which it is MED")
+    high_gain: float = heuristic(0.08, "bounded gain (fraction of stall, or of kernel time "
+                                 "once calibrated) from which a finding is HIGH")
+    med_gain: float = heuristic(0.02, "bounded gain from which a finding is MED")
+    once_per_wave_hideable: float = heuristic(0.5, "share of a once-per-wave latency that can "
+                                              "overlap other setup")
+    setup_stall_share: float = heuristic(0.8, "share of a finding's cited stall on "
+                                         "once-per-wave setup from which it is a setup finding")
+    vmem_wait_removed: tuple[float, float] = calibrated(
+        (0.10, 0.25), "fraction of a VMEM-wait finding's share of the waves' time that re-timed "
+        "fixes of such waits removed (its kernel-time gain)",
+        "docs/calibration.md: four gfx950 MXFP4 GEMM pairs re-timed by their authors")
+    lds_wait_removed: tuple[float, float] = calibrated(
+        (0.0, 0.25), "the same for an LDS/SMEM-wait finding",
+        "docs/calibration.md: one gfx950 MXFP4 GEMM pair (0 % gained); upper end as for VMEM")
+
+
+@dataclass(frozen=True)
+class L2Thresholds:
+    """The L2/HBM decision tree: the L2 text (analysis/l2/verdicts.py) and the plan's MEM rules."""
+
+    CONCERN = "l2"
+    hit_streaming: float = sourced(0.05, "L2 hit rate below which access is streaming (each "
+                                   "byte fetched about once)", L2_TREE)
+    hit_high: float = heuristic(0.50, "L2 hit rate called high (working set fits in L2)")
+    frac32_clean: float = sourced(0.05, "32-byte read fraction below which there are no "
+                                  "partial-line requests", L2_TREE + " (32-byte ~ 0)")
+    frac32_scattered: float = heuristic(0.25, "32-byte read fraction from which loads are "
+                                        "scattered/misaligned: the plan's MEM-scattered-access "
+                                        "and the L2 text's 'high' alike")
+    overfetch_clean_low: float = sourced(0.9, "over-fetch from which the kernel reads what it "
+                                         "needs", L2_TREE + " (over-fetch ~ 1)")
+    overfetch_clean_high: float = sourced(1.1, "over-fetch up to which the kernel reads what it "
+                                          "needs", L2_TREE + " (over-fetch ~ 1)")
+    overfetch_high: float = heuristic(1.5, "over-fetch above which data is fetched more than "
+                                      "once (MEM-overfetch)")
+    peak_practical: float = sourced(0.50, "achieved share of peak bandwidth that is the "
+                                    "practical limit", L2_TREE + " (50–60 % of peak)")
+    peak_far_below: float = heuristic(0.30, "achieved share of peak called far below the limit")
+    vmem_bound_share: float = heuristic(0.4, "stall share of vector loads and their waits for "
+                                        "the plan's MEM rules to apply")
+    alt_form_tolerance: float = heuristic(0.03, "gfx950: relative gap between the two read-byte "
+                                          "forms above which the L2 document warns")
+
+
+CORE_CONCERNS: dict[str, type] = {kind.CONCERN: kind for kind in (VerdictThresholds,
+                                                                    GainThresholds, L2Thresholds)}
+
+DEFAULT_VERDICT = VerdictThresholds()
+DEFAULT_GAINS = GainThresholds()
+DEFAULT_L2 = L2Thresholds()
+
+
+def describe(concern: str, instance: Any) -> list[dict]:
+    """Each field of a concern instance: name, value used, tag, source, what it decides."""
+    out = []
+    for f in fields(instance):
+        value = getattr(instance, f.name)
+        out.append({"concern": concern, "name": f.name,
+                    "value": list(value) if isinstance(value, tuple) else value,
+                    "tag": f.metadata.get("tag"), "source": f.metadata.get("source"),
+                    "why": f.metadata.get("why")})
+    return out
+
+
+def _coerce(concern: str, name: str, current: Any, value: Any) -> Any:
+    where = f"plan.thresholds.{concern}.{name}"
+    if isinstance(current, tuple):
+        if (not isinstance(value, list | tuple) or len(value) != len(current)
+                or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)):
+            raise InputError(f"{where} must be a list of {len(current)} numbers, not {value!r}",
+                             "config", "give e.g. [0.3, 0.7] (low, high)")
+        return tuple(float(v) for v in value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(f"{where} must be a number, not {value!r}", "config",
+                         "give a number, e.g. 0.25")
+    if isinstance(current, int) and not isinstance(current, bool):
+        if float(value) != int(value):
+            raise InputError(f"{where} must be a whole number, not {value!r}", "config",
+                             "give an integer")
+        return int(value)
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Table:
+    """One instance per concern (name → dataclass instance); `of(Type)` returns the one in use."""
+
+    concerns: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def defaults(cls, concerns: Mapping[str, type]) -> Table:
+        return cls({name: kind() for name, kind in concerns.items()})
+
+    def of(self, kind: type) -> Any:
+        """The instance of concern `kind` in use (its defaults when the table has none)."""
+        for instance in self.concerns.values():
+            if type(instance) is kind:
+                return instance
+        return kind()
+
+    def override(self, overrides: Mapping[str, Mapping[str, Any]] | None) -> Table:
+        """The table with `plan.thresholds:` applied; unknown concern/field → InputError."""
+        if not overrides:
+            return self
+        if not isinstance(overrides, Mapping):
+            raise InputError("plan.thresholds must be a mapping of concern → {field: value}",
+                             "config", f"concerns: {', '.join(self.concerns)}")
+        concerns = dict(self.concerns)
+        for concern, values in overrides.items():
+            if concern not in concerns:
+                raise InputError(f"unknown thresholds concern {concern!r}", "plan.thresholds",
+                                 f"use one of {', '.join(sorted(concerns))}")
+            instance = concerns[concern]
+            names = {f.name for f in fields(instance)}
+            if not isinstance(values, Mapping):
+                raise InputError(f"plan.thresholds.{concern} must be a mapping", "config",
+                                 f"fields: {', '.join(sorted(names))}")
+            unknown = sorted(set(values) - names)
+            if unknown:
+                raise InputError(f"unknown threshold(s) plan.thresholds.{concern}."
+                                 f"{', '.join(unknown)}", "config",
+                                 f"fields of {concern}: {', '.join(sorted(names))}")
+            concerns[concern] = replace(instance, **{
+                name: _coerce(concern, name, getattr(instance, name), value)
+                for name, value in values.items()})
+        return Table(concerns)
+
+    def describe(self) -> list[dict]:
+        return [row for name, instance in self.concerns.items() for row in describe(name, instance)]
+
+
+def concern_fields(kinds: Iterable[type]) -> list[dataclasses.Field]:
+    return [f for kind in kinds for f in fields(kind)]
