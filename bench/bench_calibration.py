@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Calibration benchmark: estimated vs measured kernel-time change on re-timed before/after pairs.
 
-For every pair of ``kerneltrace.calibration.PAIRS`` (../shared/calibration, speed measured by
+For every pair of ``tests/calibration_pairs.py PAIRS`` (../shared/calibration, speed measured by
 the pair's authors) and every A/A re-capture of ``AA_PAIRS`` (../shared/captures, no change):
 the estimated time change of ``compare`` (value, band, basis), the measured change, and whether
 the verdict was right. Baselines measured in the same run: the change of code.json latency per
@@ -23,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the calibration pairs (tests/calibration_pairs.py)
 SHARED = ROOT.parent / "shared"
 SIGNIFICANT = 0.05
 
@@ -52,8 +53,8 @@ def pct(value: float | None) -> str:
 
 
 def compare_row(name: str, before: dict, after: dict, measured: float | None) -> dict:
-    from kerneltrace.analysis.compare.document import compare
-    from kerneltrace.analysis.compare.verdict import verdict_of
+    from kerneltrace.compare.document import compare
+    from kerneltrace.compare.gate import verdict_of
 
     result = compare(before, after)
     estimate = result["estimated_time_change"]
@@ -108,8 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {args.calibration} not found (the shared calibration captures)",
               file=sys.stderr)
         return 2
-    from kerneltrace.analysis.compare.inputs import load_side
-    from kerneltrace.calibration import AA_PAIRS, PAIRS, dispatch_dir
+    from calibration_pairs import AA_PAIRS, PAIRS, dispatch_dir
+
+    from kerneltrace.compare.inputs import load_side
 
     started = time.process_time()
     rows, plans = [], []

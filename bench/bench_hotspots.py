@@ -5,7 +5,7 @@ Ratios are measured against baselines in the same run (same machine load):
   * CLI run (interpreter start included) on the largest shared captures vs
     `python -c 'import json; json.loads(open(code.json).read())'` of the same file;
   * analyze_dispatch() over every shared capture, in one process;
-  * `import kerneltrace` and `import kerneltrace.hotspot_report` vs `python -c pass`.
+  * `import kerneltrace` and `import kerneltrace.document.hotspot_report` vs `python -c pass`.
 Usage: python bench/bench_hotspots.py [--repeat 7] [--largest 3]
 """
 
@@ -57,8 +57,8 @@ def main() -> int:
         print(f"{directory.name[:48]:<48} {size:>7.2f}MB {baseline:>9.3f}s {cli_text:>8.3f}s {cli_json:>8.3f}s "
               f"{cli_text / baseline:>5.2f}x")
 
+    from kerneltrace.document.hotspot_report import analyze_dispatch
     from kerneltrace.errors import InputError
-    from kerneltrace.hotspot_report import analyze_dispatch
 
     rounds = []
     for _ in range(3):
@@ -75,12 +75,12 @@ def main() -> int:
 
     bare = timed([python, "-c", "pass"], args.repeat)
     package = timed([python, "-c", "import kerneltrace"], args.repeat)
-    report = timed([python, "-c", "import kerneltrace.hotspot_report, kerneltrace.render.text"], args.repeat)
+    report = timed([python, "-c", "import kerneltrace.document.hotspot_report, kerneltrace.render.text"], args.repeat)
     print("\n# import time (median, minus bare interpreter start)")
     print(f"python -c pass: {bare:.3f}s; import kerneltrace: +{package - bare:.3f}s; "
           f"import hotspot path: +{report - bare:.3f}s")
     heavy = subprocess.run(
-        [python, "-c", "import sys, kerneltrace.hotspot_report, kerneltrace.render.text; "
+        [python, "-c", "import sys, kerneltrace.document.hotspot_report, kerneltrace.render.text; "
          "print(sorted(m for m in ('numpy', 'pandas', 'matplotlib', 'jinja2', 'yaml') if m in sys.modules))"],
         capture_output=True, text=True, check=False,
     ).stdout.strip()

@@ -62,7 +62,7 @@ def analyse_all(root: Path, out: Path) -> int:
     """The baseline: every dispatch dir analysed in this one process, as the pipeline does it."""
     sys.path.insert(0, str(REPO))
     from kerneltrace.atomic import write_json, write_text
-    from kerneltrace.hotspot_report import run_analysis
+    from kerneltrace.document.hotspot_report import run_analysis
     from kerneltrace.model.dispatchdir import find_dispatch_dirs
     from kerneltrace.render.text import render_text
 

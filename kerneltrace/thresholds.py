@@ -135,7 +135,7 @@ class GainThresholds:
 
 @dataclass(frozen=True)
 class L2Thresholds:
-    """The L2/HBM decision tree: the L2 text (analysis/l2/verdicts.py) and the plan's MEM rules."""
+    """The L2/HBM decision tree: the L2 text (analysis/l2/decision_tree.py) and the plan's MEM rules."""
 
     CONCERN = "l2"
     hit_streaming: float = sourced(0.05, "L2 hit rate below which access is streaming (each "

@@ -8,10 +8,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse
 
-from kerneltrace.analysis.compare.inputs import compare_sides, load_side
-from kerneltrace.analysis.compare.verdict import DEFAULT_THRESHOLDS, parse_thresholds
 from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text
 from kerneltrace.cliargs import number
+from kerneltrace.compare.gate import DEFAULT_THRESHOLDS, parse_thresholds
+from kerneltrace.compare.inputs import compare_sides, load_side
 from kerneltrace.errors import run_cli
 
 EXIT_REGRESSED = 1

@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text
-    from kerneltrace.hotspot_report import run_analysis
+    from kerneltrace.document.hotspot_report import run_analysis
 
     outputs = (args.json, args.text)
     refuse_input_overwrite(outputs, (args.dispatch_dir, args.kernel_trace, args.agent_info, args.capture_report))

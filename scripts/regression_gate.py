@@ -8,9 +8,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse
 
-from kerneltrace.analysis.compare.inputs import read_json
-from kerneltrace.analysis.compare.regression import gate_message
 from kerneltrace.atomic import refuse_input_overwrite, write_text
+from kerneltrace.compare.inputs import read_json
+from kerneltrace.compare.regression import gate_message
 from kerneltrace.errors import run_cli
 
 EXIT_REGRESSED = 1

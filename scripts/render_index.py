@@ -8,8 +8,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse
 
-from kerneltrace.analysis.compare.inputs import read_json
 from kerneltrace.atomic import refuse_input_overwrite, write_text
+from kerneltrace.compare.inputs import read_json
 from kerneltrace.errors import run_cli
 from kerneltrace.render.index import render_index, run_row
 

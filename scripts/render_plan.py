@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
                              "JSON files there (dispatches no longer in the run) are removed")
     args = parser.parse_args(argv)
     from kerneltrace.plan.inputs import load_plan_documents
+    from kerneltrace.plan.summary import build_summary
     from kerneltrace.render.plan import plan_outputs
 
     out = args.out_dir
@@ -45,8 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     hotspot_docs, l2_docs = load_plan_documents(args.hotspots, args.l2)
     fixed = ("summary.json", "plan.md", "plan.html")
     atomic.refuse_input_overwrite([out / name for name in fixed], inputs)  # before any rendering
-    summary, files = plan_outputs(hotspot_docs, l2_docs, run=args.run, charts=args.charts,
-                                  thresholds=thresholds)
+    summary = build_summary(hotspot_docs, l2_docs, run=args.run, thresholds=thresholds)
+    files = plan_outputs(summary, hotspot_docs, l2_docs, charts=args.charts)
     # the chart files, whose names are known only now
     atomic.refuse_input_overwrite([out / name for name in files if name not in fixed], inputs)
     # all-or-nothing: a failing write leaves the previous plan.md/html/summary.json/charts whole

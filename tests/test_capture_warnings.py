@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pipeline_helpers import double_env, snakemake
 
-from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.plan.summary import build_summary
 from kerneltrace.render.plan import render_html, render_markdown
 from kerneltrace.synth import spec as synth_spec

@@ -1,4 +1,4 @@
-"""Unit tests for kerneltrace.analysis.compare.document on small hand-built hotspot documents."""
+"""Unit tests for kerneltrace.compare.document on small hand-built hotspot documents."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import copy
 
 import pytest
 
-from kerneltrace.analysis.compare.align import align_opcodes
-from kerneltrace.analysis.compare.document import compare
-from kerneltrace.analysis.compare.values import traced_waves
-from kerneltrace.analysis.compare.verdict import DEFAULT_THRESHOLDS, parse_thresholds
+from kerneltrace.compare.align import align_opcodes
+from kerneltrace.compare.document import compare
+from kerneltrace.compare.gate import DEFAULT_THRESHOLDS, parse_thresholds
+from kerneltrace.compare.values import traced_waves
 from kerneltrace.errors import InputError
 from kerneltrace.sourceloc import innermost_location as innermost
 

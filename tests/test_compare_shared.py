@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from kerneltrace.analysis.compare.document import compare
-from kerneltrace.analysis.compare.inputs import load_side
-from kerneltrace.analysis.compare.verdict import parse_thresholds
+from kerneltrace.compare.document import compare
+from kerneltrace.compare.gate import parse_thresholds
+from kerneltrace.compare.inputs import load_side
 from kerneltrace.sourceloc import innermost_location as innermost
 
 pytestmark = pytest.mark.shared

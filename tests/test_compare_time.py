@@ -11,9 +11,9 @@ from statistics import mean
 
 import pytest
 
-from kerneltrace.analysis.compare.document import compare
-from kerneltrace.analysis.compare.estimate import NOISE_FLOOR
-from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.compare.document import compare
+from kerneltrace.compare.estimate import NOISE_FLOOR
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.synth import demo_gemm, demo_vec_add, write_dispatch_dir
 from kerneltrace.synth.simulate import simulate
 

@@ -1,18 +1,18 @@
 """Time estimate on real captures: A/A re-captures are neutral, calibration pairs go the right way.
 
 A/A: re-captures of one flash_attn_func build (../shared/captures). Calibration: before/after
-pairs whose speed the authors measured (../shared/calibration, kerneltrace.calibration.PAIRS).
+pairs whose speed the authors measured (../shared/calibration, tests/calibration_pairs.py PAIRS).
 Both skip when ../shared is absent.
 """
 
 from __future__ import annotations
 
 import pytest
+from calibration_pairs import AA_PAIRS, PAIRS, dispatch_dir
 
-from kerneltrace.analysis.compare.document import compare
-from kerneltrace.analysis.compare.estimate import NOISE_FLOOR
-from kerneltrace.analysis.compare.inputs import load_side
-from kerneltrace.calibration import AA_PAIRS, PAIRS, dispatch_dir
+from kerneltrace.compare.document import compare
+from kerneltrace.compare.estimate import NOISE_FLOOR
+from kerneltrace.compare.inputs import load_side
 
 pytestmark = pytest.mark.shared
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from kerneltrace.analysis.compare.document import compare
-from kerneltrace.analysis.compare.work import verdict_for_work, work_per_wave
-from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.compare.document import compare
+from kerneltrace.compare.work import verdict_for_work, work_per_wave
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.synth import demo_gemm, write_dispatch_dir
 
 

@@ -14,8 +14,8 @@ import pytest
 from pipeline_helpers import snakemake
 
 from kerneltrace import synth
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.errors import InputError
-from kerneltrace.hotspot_report import analyze_dispatch
 from kerneltrace.model import dispatchdir
 from kerneltrace.model.naming import parse_dispatch_name
 from kerneltrace.pipeline import manifest

@@ -240,8 +240,8 @@ def strict_json(document: Any) -> Any:
 
 def run_everything(directory: Path, csvs: dict[str, Path], case: Case, waves: bool) -> None:
     """Hotspots → text → plan (md + html) → self-compare; InputError allowed, nothing else."""
-    from kerneltrace.analysis.compare.document import compare
-    from kerneltrace.hotspot_report import run_analysis
+    from kerneltrace.compare.document import compare
+    from kerneltrace.document.hotspot_report import run_analysis
     from kerneltrace.plan.inputs import plan_snippets
     from kerneltrace.plan.summary import build_summary
     from kerneltrace.render import compare as render_compare
@@ -302,7 +302,7 @@ def _rows_with(counts: list[int]) -> list[list]:
     ([4, 10, 0, -2**62], "Idle"),
 ])
 def test_negative_count_is_refused_naming_column_and_row(tmp_path, counts, column) -> None:
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.document.hotspot_report import analyze_dispatch
 
     directory, _ = write_case(tmp_path, Case(_rows_with(counts)))
     with pytest.raises(InputError) as caught:
@@ -314,7 +314,7 @@ def test_negative_count_is_refused_naming_column_and_row(tmp_path, counts, colum
 @pytest.mark.parametrize("counts", [[4, 1, 2, 0], [4, 0, 7, 0]])
 def test_stall_above_latency_is_kept_with_a_warning_and_rates_capped(tmp_path, counts) -> None:
     """Found by the property (stall_rate 2.0). Not refused: RDNA decoders <= 0.1.4 over-report stall."""
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.document.hotspot_report import analyze_dispatch
 
     directory, _ = write_case(tmp_path, Case(_rows_with(counts)))
     document = analyze_dispatch(directory)
@@ -349,7 +349,7 @@ GOOD_WAVE = [[10, 1, 50, 100, 1], [200, 9, 50, 100, 2]]
     (_wave([], begin=500, end=100), "before its begin"),
 ])
 def test_implausible_wave_file_is_skipped_and_reported(tmp_path, bad_wave, why) -> None:
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.document.hotspot_report import analyze_dispatch
 
     # code.json = the sums of the two good waves (rocprof-formats.md §8.10: idle = gap after the
     # previous end: 10 - 0 and 200 - 110 per wave)
@@ -367,7 +367,7 @@ def test_implausible_wave_file_is_skipped_and_reported(tmp_path, bad_wave, why) 
 
 def test_waitcnt_entry_without_producers_is_no_crash(tmp_path) -> None:
     """A waitcnt entry with an empty producer list (was IndexError in the attribution)."""
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.document.hotspot_report import analyze_dispatch
 
     rows = _rows_with([1, 100, 50, 90])
     rows[0][6:10] = [1, 100, 50, 10]
@@ -380,7 +380,7 @@ def test_waitcnt_entry_without_producers_is_no_crash(tmp_path) -> None:
 @pytest.mark.parametrize("column", ["LDS_Block_Size", "VGPR_Count", "SGPR_Count", "Workgroup_Size_X"])
 def test_negative_kernel_trace_size_is_unknown(tmp_path, column) -> None:
     """A negative LDS size divided by zero in the occupancy (granule rounding gave 0)."""
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.document.hotspot_report import analyze_dispatch
 
     directory, csvs = write_case(tmp_path, Case(_rows_with([4, 100, 50, 0]), agent="gfx942",
                                                 registers={column: -1}))

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.errors import InputError
-from kerneltrace.hotspot_report import analyze_dispatch
 from kerneltrace.readers import regular
 from kerneltrace.synth import spec as synth_spec
 from kerneltrace.synth.writers import write_dispatch_dir

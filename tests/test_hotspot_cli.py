@@ -21,8 +21,8 @@ from hotspot_fixtures import (
     write_json,
 )
 
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.errors import run_cli
-from kerneltrace.hotspot_report import analyze_dispatch
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "scripts", "hotspot_analyzer.py")
 spec = importlib.util.spec_from_file_location("hotspot_analyzer_cli", SCRIPT)

@@ -20,8 +20,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("readers", ("kerneltrace.readers",)),
     ("model", ("kerneltrace.model",)),
     ("analyses", ("kerneltrace.analysis", "kerneltrace.counters.planner")),
-    ("document", ("kerneltrace.hotspot_report",)),
-    ("comparison", ("kerneltrace.analysis.compare", "kerneltrace.calibration")),
+    ("document", ("kerneltrace.document",)),
+    ("comparison", ("kerneltrace.compare",)),
     ("plan", ("kerneltrace.plan",)),
     ("renderers", ("kerneltrace.render",)),
     ("integration", ("kerneltrace.rocprof", "kerneltrace.pipeline", "kerneltrace.synth")),
@@ -140,7 +140,7 @@ def test_no_import_cycles():
 @pytest.mark.parametrize("edge, upward", [
     (("kerneltrace.readers.csvs", "kerneltrace.model.metadata"), True),
     (("kerneltrace.render.plan", "kerneltrace.analysis.hotspots"), False),
-    (("kerneltrace.analysis.compare.inputs", "kerneltrace.hotspot_report"), False),
+    (("kerneltrace.compare.inputs", "kerneltrace.document.hotspot_report"), False),
     (("kerneltrace.plan.inputs", "kerneltrace.render.plan"), True),
 ])
 def test_the_layer_order_itself(edge, upward):

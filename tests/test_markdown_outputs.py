@@ -20,9 +20,9 @@ import pytest
 
 markdown_it = pytest.importorskip("markdown_it")
 
-from kerneltrace.analysis.compare.regression import regression_check  # noqa: E402
-from kerneltrace.analysis.compare.verdict import parse_thresholds  # noqa: E402
-from kerneltrace.hotspot_report import analyze_dispatch  # noqa: E402
+from kerneltrace.compare.gate import parse_thresholds  # noqa: E402
+from kerneltrace.compare.regression import regression_check  # noqa: E402
+from kerneltrace.document.hotspot_report import analyze_dispatch  # noqa: E402
 from kerneltrace.pipeline.dispatches import notes_markdown  # noqa: E402
 from kerneltrace.plan.summary import build_summary  # noqa: E402
 from kerneltrace.render.compare import render_regression_markdown  # noqa: E402

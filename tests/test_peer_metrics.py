@@ -7,7 +7,7 @@ import pytest
 
 from kerneltrace.analysis.costs import cost_summary
 from kerneltrace.analysis.waves.peers import _covered, _merge
-from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.synth import demo_gemm, demo_vec_add, write_dispatch_dir
 
 

@@ -8,9 +8,9 @@ range covers the measured change.
 from __future__ import annotations
 
 import pytest
+from calibration_pairs import PAIRS, dispatch_dir
 
-from kerneltrace.analysis.compare.inputs import load_side
-from kerneltrace.calibration import PAIRS, dispatch_dir
+from kerneltrace.compare.inputs import load_side
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.gains import CALIBRATED
 from kerneltrace.plan.pipeline import run_all

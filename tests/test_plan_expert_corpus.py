@@ -21,7 +21,7 @@ MIN_AGREEING = 32  # of 34 (docs/plan-review.md, issue 21)
 
 @cache
 def plan_for(dispatch_dir):
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.document.hotspot_report import analyze_dispatch
     from kerneltrace.model.dispatchdir import describe
 
     waves = bool(describe(dispatch_dir).wave_files)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from plan_synthetic import Ins, hotspot_doc
 
-from kerneltrace.analysis.l2.verdicts import verdicts
+from kerneltrace.analysis.l2.decision_tree import verdicts
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.rules.memory import memory_verdict
 from kerneltrace.thresholds import DEFAULT_L2

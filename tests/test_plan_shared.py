@@ -16,7 +16,7 @@ MAPPED = [d for d in all_shared_dispatch_dirs() if (d / "snapshots.json").is_fil
 @pytest.mark.parametrize("waves", [False, True], ids=["hotspots1", "waves"])
 @pytest.mark.parametrize("dispatch_dir", MAPPED, ids=lambda d: d.name)
 def test_first_high_finding_points_at_a_real_user_line(captures, dispatch_dir, waves):
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.document.hotspot_report import analyze_dispatch
 
     doc = analyze_dispatch(dispatch_dir, waves=waves)
     findings = build_summary([doc], [])["kernels"][0]["dispatches"][0]["findings"]

@@ -146,7 +146,7 @@ def test_render_plan_cli_shows_the_snippets_the_document_carries_without_the_cap
 
 
 def test_hotspot_document_carries_the_top_user_lines_snippets():
-    from kerneltrace.hotspot_report import SNIPPET_LINES, analyze_dispatch
+    from kerneltrace.document.hotspot_report import SNIPPET_LINES, analyze_dispatch
 
     directory = REPO / "examples" / "synthetic_gemm" / "ui_output_agent_20001_dispatch_1"
     doc = analyze_dispatch(directory)

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from kerneltrace.analysis.spills import private_array_kind, spill_kind
-from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.pipeline import run_all
 from kerneltrace.plan.rules.spills import RULE, RULE_ARRAY, RULE_HOT

@@ -9,7 +9,7 @@ import shutil
 import pytest
 from conftest import SHARED
 
-from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.plan.summary import build_summary
 from kerneltrace.synth import demo_spill, write_dispatch_dir
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import plan_verdict_specs as specs
 import pytest
 
-from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.plan.gains import group_gain
 from kerneltrace.plan.summary import build_summary
 from kerneltrace.render.plan import render_markdown

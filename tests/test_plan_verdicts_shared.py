@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from conftest import all_shared_dispatch_dirs
 
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.errors import InputError
-from kerneltrace.hotspot_report import analyze_dispatch
 from kerneltrace.plan.summary import build_summary
 from kerneltrace.render.plan import render_markdown
 

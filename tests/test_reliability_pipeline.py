@@ -48,7 +48,7 @@ def test_good_run_name_is_accepted():
 
 @pytest.mark.parametrize("spec", ["total_stall=", "total_stall= ", "line_stall=,total_stall=5%"])
 def test_fail_on_with_an_empty_value_is_an_error_not_off(spec):
-    from kerneltrace.analysis.compare.verdict import parse_thresholds
+    from kerneltrace.compare.gate import parse_thresholds
 
     with pytest.raises(InputError, match="has no value"):
         parse_thresholds(spec)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pipeline_helpers import double_env, snakemake
 
-from kerneltrace.analysis.compare.document import compare_sets, keyed_dispatches
 from kerneltrace.analysis.dispatch_labels import dispatch_labels
-from kerneltrace.hotspot_report import analyze_dispatch
+from kerneltrace.compare.document import compare_sets, keyed_dispatches
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.plan.summary import build_summary
 from kerneltrace.render.compare import render_markdown, render_text
 from kerneltrace.render.index import render_index, run_row

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from kerneltrace import synth
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.errors import InputError
-from kerneltrace.hotspot_report import analyze_dispatch
 from kerneltrace.readers import rocpd, snapshots
 from kerneltrace.rocprof import capture, commands, discover, jobfile
 

@@ -7,8 +7,8 @@ import json
 import pytest
 from conftest import all_shared_dispatch_dirs
 
+from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.errors import InputError
-from kerneltrace.hotspot_report import analyze_dispatch
 
 pytestmark = pytest.mark.shared
 DIRS = all_shared_dispatch_dirs()

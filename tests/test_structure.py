@@ -200,7 +200,7 @@ def test_select_chains_and_dependencies():
 
 
 def test_synthetic_spill_loop_without_wave_files(tmp_path):
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.document.hotspot_report import analyze_dispatch
     from kerneltrace.synth import write_dispatch_dir
     from kerneltrace.synth.spill import demo_spill
 
@@ -215,7 +215,7 @@ def test_synthetic_spill_loop_without_wave_files(tmp_path):
 
 @pytest.mark.shared
 def test_real_captures(captures):
-    from kerneltrace.hotspot_report import analyze_dispatch
+    from kerneltrace.document.hotspot_report import analyze_dispatch
 
     legacy = analyze_dispatch(SHARED / "captures/aiter-glog-fork-legacy-att/att/"
                               "flash_fwd_splitkv_mla_kernel_v1_ui")["structure"]

@@ -1,1 +1,1 @@
-"""Analyses over parsed captures: hotspots, occupancy, waves, L2, comparisons."""
+"""Analyses over parsed captures: hotspots, occupancy, costs, loops, regions, spills, waves, L2."""

@@ -150,6 +150,19 @@ def counter_base(key: str, arch: str) -> str | None:
     return _COUNTER_TEMPLATES[key].format(EA=infix)
 
 
+def spellings(key: str) -> tuple[str, ...]:
+    """Every hardware base name of a logical counter, newest arch family first (gfx950, gfx942,
+    gfx90a): e.g. rdreq_32b -> ('TCC_EA0_RDREQ_32B', 'TCC_EA_RDREQ_32B')."""
+    names = (counter_base(key, arch) for arch in ("gfx950", "gfx942", "gfx90a"))
+    return tuple(dict.fromkeys(name for name in names if name))
+
+
+def ea_prefix(arch: str) -> str | None:
+    """'TCC_EA0_' (gfx94x/gfx950) or 'TCC_EA_' (gfx90a): the prefix of the L2→fabric counters."""
+    family = arch_family(arch)
+    return f"TCC_{family[0]}_" if family else None
+
+
 def request_name(key: str, arch: str) -> str | None:
     """Name to put in a rocprofv3 'pmc' list: TCC/TCP counters as their device-wide '_sum'."""
     base = counter_base(key, arch)

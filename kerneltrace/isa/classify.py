@@ -148,11 +148,6 @@ def base_opcode(asm_or_opcode: str) -> str:
     return _ENCODING_SUFFIX.sub("", opcode(asm_or_opcode))
 
 
-def is_label(asm: str) -> bool:
-    """True for comment/label rows (`; name`) that are not instructions."""
-    return asm.lstrip().startswith(";")
-
-
 def _parse_int(token: str) -> int | None:
     token = token.strip().lower()
     if not _NUMBER.match(token):

@@ -12,7 +12,6 @@ from kerneltrace.readers.jsonfile import DECODER_FIX, load_json_file
 # rocprofiler-sdk's rocprofiler_pc_sampling_instruction_not_issued_reason_t, in enum order; the
 # Stall_Reasons list of a PC-sampling code.json holds one sample count per reason in this order.
 # Full names are ROCPROFILER_PC_SAMPLING_INSTRUCTION_NOT_ISSUED_REASON_<name>.
-PC_SAMPLING_REASON_PREFIX = "ROCPROFILER_PC_SAMPLING_INSTRUCTION_NOT_ISSUED_REASON_"
 PC_SAMPLING_REASONS: tuple[str, ...] = (
     "NONE",
     "NO_INSTRUCTION_AVAILABLE",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kerneltrace.analysis.l2.verdicts import pct
+from kerneltrace.analysis.l2.decision_tree import pct
 
 _TEXT_ROWS: tuple[tuple[str, str, Callable[[float], str]], ...] = (
     ("l2_hit_rate", "L2 hit rate", pct),

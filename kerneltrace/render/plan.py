@@ -261,21 +261,18 @@ def render_html(
     return template.render(summary=summary, kernels=kernels, l2_docs=l2_docs or [])
 
 
-def plan_outputs(hotspot_docs: list[dict], l2_docs: list[dict], *, run: str | None,
-                 charts: bool = False,
-                 thresholds: dict | None = None) -> tuple[dict, dict[str, str]]:
-    """The summary and every file of a plan folder by relative name (summary.json, plan.md,
-    plan.html, and charts/*.svg when asked), all rendered before anything is written;
-    `thresholds`: `plan.thresholds:` overrides (kerneltrace/thresholds.py)."""
+def plan_outputs(summary: dict, hotspot_docs: list[dict], l2_docs: list[dict], *,
+                 charts: bool = False) -> dict[str, str]:
+    """Every file of a plan folder by relative name (summary.json, plan.md, plan.html, and
+    charts/*.svg when asked) for a summary the plan layer built (plan.summary.build_summary),
+    all rendered before anything is written."""
     from kerneltrace.atomic import json_text
     from kerneltrace.plan.inputs import plan_snippets
-    from kerneltrace.plan.summary import build_summary
 
-    summary = build_summary(hotspot_docs, l2_docs, run=run, thresholds=thresholds)
     drawn = plan_charts(summary, hotspot_docs)  # drawn once: inline in plan.html and as files
     files = {"summary.json": json_text(summary),
              "plan.md": render_markdown(summary, hotspot_docs),
              "plan.html": render_html(summary, hotspot_docs, l2_docs, plan_snippets(hotspot_docs), drawn)}
     if charts:
         files.update({f"charts/{name}": svg for name, svg in chart_files(drawn).items()})
-    return summary, files
+    return files

@@ -94,11 +94,6 @@ def scan_log(text: str) -> list[LogFinding]:
     return sorted(seen.values(), key=lambda finding: finding.line_number)
 
 
-def synthetic_finding(sig: Signature, detail: str = "") -> LogFinding:
-    """A finding not tied to a log line (empty trace, no dispatch dirs)."""
-    return LogFinding(sig.code, sig.severity, sig.meaning, sig.fix, 0, detail)
-
-
 def fatal(findings: list[LogFinding]) -> list[LogFinding]:
     return [finding for finding in findings if finding.severity == "fatal"]
 

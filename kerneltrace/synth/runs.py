@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from kerneltrace import atomic
 from kerneltrace.errors import InputError
+from kerneltrace.model.naming import parse_dispatch_name
 from kerneltrace.synth import csvs
 from kerneltrace.synth.spec import KernelSpec
 from kerneltrace.synth.writers import write_dispatch_dir
@@ -131,7 +131,6 @@ def counter_rows(spec: KernelSpec, dispatch_id: int, values: dict[str, float], *
     return [csvs.CounterRow(dispatch, name, float(value)) for name, value in values.items()]
 
 
-SYNTHETIC_SOURCE_ROOT = "/synthetic/"
 _PLACEHOLDER_MAGIC = b"SYNTHETIC "
 
 
@@ -150,9 +149,9 @@ def is_synthetic_dispatch(dispatch_dir: Path) -> bool:
             tree = None
         if isinstance(tree, dict) and isinstance(tree.get("/"), dict) and "synthetic" in tree["/"]:
             return True
-    match = re.match(r"^ui_output_agent_(\d+)_dispatch_(\d+)", dispatch_dir.name)
-    if match:
-        agent, dispatch = match.groups()
+    name = parse_dispatch_name(dispatch_dir)  # the one dispatch-dir name pattern (model.naming)
+    if name.agent is not None:
+        agent, dispatch = name.agent, name.id
         for att in dispatch_dir.parent.glob(f"*_{agent}_shader_engine_*_{dispatch}.att"):
             with att.open("rb") as handle:
                 if handle.read(len(_PLACEHOLDER_MAGIC)) == _PLACEHOLDER_MAGIC:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kerneltrace import __version__
+from kerneltrace.analysis.l2.decision_tree import verdicts
 from kerneltrace.analysis.l2.inputs import (
     match_runs,
     resolve_peak,
@@ -22,7 +23,6 @@ from kerneltrace.analysis.l2.metrics import (
     dispatch_metrics,
     ratio_of_sums,
 )
-from kerneltrace.analysis.l2.verdicts import verdicts
 from kerneltrace.errors import InputError
 from kerneltrace.readers.counter_run import CounterRun
 

@@ -113,11 +113,13 @@ def resolve_run_arch(explicit: str | None, runs: Sequence[CounterRun]) -> tuple[
         if family is not None:
             return ArchChoice(arch, family[1], source), warnings
     names = {name for run in runs for d in run.dispatches for name in d.counters}
-    if any(n.startswith("TCC_EA0_") for n in names):
-        family = "gfx950" if {"TCC_EA0_RDREQ_64B", "TCC_EA0_RDREQ_128B"} & names else "gfx942"
-        return ArchChoice(None, family, "inferred from TCC_EA0_* counter names"), warnings
-    if any(n.startswith("TCC_EA_") for n in names):
-        return ArchChoice(None, "gfx90a", "inferred from TCC_EA_* counter names"), warnings
+    ea0, ea = table.ea_prefix("gfx942"), table.ea_prefix("gfx90a")
+    if any(n.startswith(ea0) for n in names):
+        only_gfx950 = {table.counter_base(key, "gfx950") for key in ("rdreq_64b", "rdreq_128b")}
+        family = "gfx950" if only_gfx950 & names else "gfx942"
+        return ArchChoice(None, family, f"inferred from {ea0}* counter names"), warnings
+    if any(n.startswith(ea) for n in names):
+        return ArchChoice(None, "gfx90a", f"inferred from {ea}* counter names"), warnings
     stated_name = stated[0][0] if stated else None
     warnings.append("arch unknown: counter names below are spelled for gfx942; pass --arch")
     return ArchChoice(stated_name, None, "unknown"), warnings

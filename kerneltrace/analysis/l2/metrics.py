@@ -211,8 +211,8 @@ def dispatch_metrics(
         values["overfetch"] = _div(fabric, ideal_read_bytes)
 
     # Bandwidth uses the duration of the run that supplied the read counters (section 3.9 rule 1).
-    read_run = _run_of(matched, ("TCC_EA0_RDREQ_32B", "TCC_EA_RDREQ_32B"))
-    write_run = _run_of(matched, ("TCC_EA0_WRREQ", "TCC_EA_WRREQ"))
+    read_run = _run_of(matched, table.spellings("rdreq_32b"))
+    write_run = _run_of(matched, table.spellings("wrreq"))
     duration = _duration(matched, read_run)
     values["duration_ns"] = duration
     values["achieved_gbps"] = _div(fabric, duration)  # bytes per ns == GB/s
@@ -221,7 +221,7 @@ def dispatch_metrics(
     if values["achieved_gbps"] is not None and values["write_gbps"] is not None:
         values["total_gbps"] = values["achieved_gbps"] + values["write_gbps"]
     if values["l2_requests"] is not None and family in ("gfx942", "gfx950"):
-        req_run = _run_of(matched, ("TCC_REQ",))
+        req_run = _run_of(matched, table.spellings("req"))
         values["l2_bandwidth_gbps"] = _div(values["l2_requests"] * 128, _duration(matched, req_run))
     if peak_gbps:
         values["fraction_of_peak"] = _div(values["achieved_gbps"], peak_gbps)

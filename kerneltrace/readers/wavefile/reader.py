@@ -29,7 +29,7 @@ from pathlib import Path
 from kerneltrace.errors import InputError
 from kerneltrace.readers.regular import read_regular
 from kerneltrace.readers.wavefile.json_fallback import parse_or_error
-from kerneltrace.readers.wavefile.record import WAVE_FILE_RE, WaveFile
+from kerneltrace.readers.wavefile.record import WAVE_FILE_GLOB, WAVE_FILE_RE, WaveFile
 from kerneltrace.readers.wavefile.simd import Certified, SimdReader, finish_batch, simd_reader
 
 __all__ = [
@@ -41,7 +41,6 @@ __all__ = [
 # Environment switch for the whole process (tests, benchmarks, a platform with a broken wheel).
 PARSER_ENV = "KERNELTRACE_WAVE_PARSER"  # "json": every file takes the fallback
 
-WAVE_FILE_GLOB = "se*_sm*_sl*_wv*.json"
 
 # Column layout of the arrays (rocprof-formats.md §8.9).
 INSTRUCTION_FIELDS = ("time", "category", "stall", "duration", "line")

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # numpy is imported lazily at run time (import-time budget of
     import numpy as np
 
 WAVE_FILE_RE = re.compile(r"^se(\d+)_sm(\d+)_sl(\d+)_wv(\d+)\.json$")
+WAVE_FILE_GLOB = "se*_sm*_sl*_wv*.json"  # the same names, for Path.glob
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kerneltrace.analysis.compare.document import (
+from kerneltrace.compare.document import (
     compare,
     compare_sets,
     keyed_dispatches,
     summary_level_doc,
 )
-from kerneltrace.analysis.compare.verdict import Thresholds
+from kerneltrace.compare.gate import Thresholds
 from kerneltrace.errors import InputError
 from kerneltrace.model.naming import is_dispatch_dir
 from kerneltrace.readers.regular import read_json as read_regular_json
@@ -38,10 +38,14 @@ def read_json(path: Path) -> Any:
 
 
 def _default_analyzer(dispatch_dir: Path) -> dict:
-    from kerneltrace.hotspot_report import analyze_dispatch  # heavy: only when a dir is given
+    from kerneltrace.document.hotspot_report import (
+        analyze_dispatch,  # heavy: only when a dir is given
+    )
 
     # Wave files give the wave lifetimes the time estimate is based on (compare/estimate.py).
-    has_waves = next(dispatch_dir.glob("se*_sm*_sl*_wv*.json"), None) is not None
+    from kerneltrace.readers.wavefile.record import WAVE_FILE_GLOB
+
+    has_waves = next(dispatch_dir.glob(WAVE_FILE_GLOB), None) is not None
     return analyze_dispatch(dispatch_dir, waves=has_waves)
 
 

@@ -331,7 +331,9 @@ def _capture_warnings(directory: Path, capture_report: Path | None) -> list[str]
 
     report, problem = (None, "") if capture_report is None else optional_json(Path(capture_report), "capture report")
     listed, listed_problem = read_listed_wave_files(directory)
-    present = [path.name for path in directory.glob("se*_sm*_sl*_wv*.json")]
+    from kerneltrace.readers.wavefile.record import WAVE_FILE_GLOB
+
+    present = [path.name for path in directory.glob(WAVE_FILE_GLOB)]
     found = capture_warnings(report if isinstance(report, dict) else None, listed, present, listed_problem)
     return [f"{problem}: whether the capture was truncated is unknown"] + found if problem else found
 

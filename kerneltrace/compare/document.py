@@ -9,19 +9,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kerneltrace.analysis.compare.align import (
+from kerneltrace.compare.align import (
     compare_instructions,
 )
-from kerneltrace.analysis.compare.estimate import estimate_time_change, time_verdict
-from kerneltrace.analysis.compare.lines import compare_lines, hotspot_changes
-from kerneltrace.analysis.compare.values import delta, mapped_fraction, num, relative, traced_waves
-from kerneltrace.analysis.compare.verdict import (
+from kerneltrace.compare.estimate import estimate_time_change, time_verdict
+from kerneltrace.compare.gate import (
     DEFAULT_THRESHOLDS,
     Thresholds,
     checks_fired,
     verdict_of,
 )
-from kerneltrace.analysis.compare.work import verdict_for_work, work_per_wave
+from kerneltrace.compare.lines import compare_lines, hotspot_changes
+from kerneltrace.compare.values import delta, mapped_fraction, num, relative, traced_waves
+from kerneltrace.compare.work import verdict_for_work, work_per_wave
 from kerneltrace.errors import InputError
 
 SCHEMA = "kerneltrace.compare/1"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kerneltrace.analysis.compare.values import delta, mapped_fraction, num
+from kerneltrace.compare.values import delta, mapped_fraction, num
 from kerneltrace.sourceloc import UNMAPPED
 from kerneltrace.sourceloc import innermost_location as innermost
 

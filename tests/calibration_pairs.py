@@ -1,4 +1,4 @@
-"""Published before/after pairs with measured speed, and A/A re-captures, for calibrating estimates.
+"""Published before/after pairs with measured speed, and A/A re-captures, for calibrating estimates (test data).
 
 The captures live outside the repository (``../shared/calibration`` and ``../shared/captures``,
 never copied in); this module only names them and records the speed their authors measured

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from kerneltrace.analysis.compare.estimate import NOISE_FLOOR
+from kerneltrace.compare.estimate import NOISE_FLOOR
 from kerneltrace.errors import InputError
 
 
@@ -15,7 +15,7 @@ from kerneltrace.errors import InputError
 class Thresholds:
     """When a change counts as a regression (or improvement); relative values are fractions.
 
-    The verdict follows the estimated time change (kerneltrace.analysis.compare.estimate): its band
+    The verdict follows the estimated time change (kerneltrace.compare.estimate): its band
     (value ± ``time_noise``) must exclude zero and ``|value|`` must reach ``time_change``. The
     stall checks below say where stall moved; they decide the verdict only when no time estimate
     exists (no wave files and no code.json latency on one side). A check fires only when the relative change reaches its threshold AND the absolute change

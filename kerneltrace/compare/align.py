@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kerneltrace.analysis.compare.values import num, program_order, relative
+from kerneltrace.compare.values import num, program_order, relative
 from kerneltrace.isa.classify import opcode
 from kerneltrace.sourceloc import innermost_location as innermost
 

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kerneltrace.analysis.compare.document import compare_sets, keyed_dispatches
-from kerneltrace.analysis.compare.inputs import attach_l2, load_side, read_json
-from kerneltrace.analysis.compare.verdict import Thresholds
+from kerneltrace.compare.document import compare_sets, keyed_dispatches
+from kerneltrace.compare.gate import Thresholds
+from kerneltrace.compare.inputs import attach_l2, load_side, read_json
 from kerneltrace.errors import InputError
 
 

@@ -1,0 +1,1 @@
+"""The hotspot document layer: readers + model + analyses → one kerneltrace.hotspots/N document."""
