@@ -54,8 +54,21 @@ class VerdictThresholds:
                                      "half of the loop's time")
     valu_bound: float = heuristic(0.6, "VALU pipe busy share (of resident time) from which "
                                   "vector ALU work bounds the kernel")
-    min_loop_share: float = heuristic(0.25, "share of the waves' time a loop must hold to decide "
-                                      "the verdict (and to get a W2 finding)")
+    min_loop_share: float = heuristic(0.5, "share of the waves' lifetime a loop must hold to "
+                                      "decide the verdict and get loop-level findings (W2): "
+                                      "most of it (issue 21.5)")
+    request_of_peak: float = heuristic(0.7, "request bytes (code.json × grid over the kernel time) "
+                                       "as a share of the HBM peak from which the kernel is "
+                                       "bandwidth-bound without PMC: requests include cache hits "
+                                       "(vec_add 78 %, moe_reduce 72 %; rmsnorm's 61 % re-reads "
+                                       "one weight vector from L2)")
+    launch_gain: float = heuristic(0.25, "kernel-time share the idle or tail capacity could take "
+                                   "from which the verdict is launch-bound")
+    barrier_mention: float = heuristic(0.1, "barrier stall share from which the memory verdict "
+                                       "says what causes the barrier waits")
+    barrier_explained: float = heuristic(0.5, "share of the barrier stall the waits between "
+                                         "barriers explain from which the verdict follows the "
+                                         "cause instead of synchronisation")
     streaming_max_loads: int = heuristic(8, "executed vector-load instructions per wave up to "
                                          "which a kernel without MFMA/LDS is streaming")
     streaming_max_executed: int = heuristic(200, "executed instructions of a short streaming "
@@ -109,6 +122,15 @@ class GainThresholds:
     lds_wait_removed: tuple[float, float] = calibrated(
         (0.0, 0.25), "the same for an LDS/SMEM-wait finding",
         "docs/calibration.md: one gfx950 MXFP4 GEMM pair (0 % gained); upper end as for VMEM")
+    kernel_time_high: float = heuristic(0.05, "kernel-time gain (high end) from which a finding "
+                                        "is HIGH (one currency, issue 21.1)")
+    kernel_time_med: float = heuristic(0.02, "kernel-time gain from which a finding is MED")
+    effort_weight: tuple[float, float, float] = heuristic(
+        (1.0, 0.9, 0.7), "rank weight of a low / medium / high effort fix on its kernel-time gain: "
+        "when gains are comparable the local fix goes first")
+    no_waves_low: float = heuristic(0.5, "without wave files the low end of a converted gain is "
+                                    "multiplied by this: how much other waves hid is unknown "
+                                    "(the wider prior, docs/calibration.md section 3)")
 
 
 @dataclass(frozen=True)

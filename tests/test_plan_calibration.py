@@ -40,16 +40,21 @@ def test_wait_finding_gets_a_kernel_time_range_naming_its_evidence():
     assert gain.high == pytest.approx(time_share * cal.high, abs=1e-4)
     assert "AL BN64 nS2 orig→hack0" in gain.basis and "docs/calibration.md" in gain.basis
     assert gain.status.startswith("calibrated")
-    # Uncalibrated findings stay stall-cycle hypotheses.
-    assert barrier.estimated_gain.unit == "stall_cycles"
+    # Uncalibrated findings are hypotheses, restated in the same unit (one currency, 21.1).
+    assert barrier.estimated_gain.unit == "kernel_time"
     assert barrier.estimated_gain.status.startswith("hypothesis")
+    assert "in kernel time" in barrier.estimated_gain.basis
 
 
-def test_calibration_keeps_the_rank_of_the_hypothesis_it_replaces():
+def test_rank_and_priority_come_from_the_kernel_time_gain_alone():
+    from kerneltrace.plan.findings import rank_score
+
     findings = run_all(PlanContext(hotspot_doc([WAIT, WORK, BARRIER])))
-    wait = next(f for f in findings if f.location == "k.py:12")
-    assert wait.estimated_gain.ranking > wait.estimated_gain.high
-    assert findings.index(wait) == 0
+    ranked = [f for f in findings if f.ranked and not f.contradicts_verdict and not f.verdict_aligned]
+    assert all(f.estimated_gain is None or f.estimated_gain.unit == "kernel_time" for f in findings)
+    assert all(f.estimated_gain.ranking is None for f in findings if f.estimated_gain)
+    scores = [rank_score(f) for f in ranked]
+    assert scores == sorted(scores, reverse=True)
 
 
 @pytest.mark.shared

@@ -217,7 +217,7 @@ def test_occupancy_finding_states_its_scope_and_a_bounded_gain():
     occupancy = {
         "waves_per_simd": 2,
         "limited_by": "vgpr",
-        "limits": {"vgpr": 2, "hardware": 8},
+        "limits": {"vgpr": 2, "lds": 5, "workgroup": 8, "hardware": 8},
         "next_level": {},
     }
     (finding,) = occupancy_limited(PlanContext(hotspot_doc(program, occupancy=occupancy)))
@@ -227,6 +227,23 @@ def test_occupancy_finding_states_its_scope_and_a_bounded_gain():
     assert finding.estimated_gain.low == 0.0
     assert finding.estimated_gain.high == pytest.approx(1 / 6, abs=1e-3)
     assert "1/3" in finding.estimated_gain.basis
+
+
+def test_occupancy_finding_names_tied_limiters_and_yields_to_the_grid():
+    program = [Ins("s_waitcnt vmcnt(0)", "VMEM-wait", "k.py:20", 900, 910)]
+    occupancy = {"waves_per_simd": 2, "limited_by": "vgpr", "tied_limiters": ["vgpr", "lds"],
+                 "limits": {"vgpr": 2, "lds": 2, "workgroup": 8, "hardware": 8}, "next_level": {}}
+    doc = hotspot_doc(program, occupancy=occupancy)
+    (finding,) = occupancy_limited(PlanContext(doc))
+    assert "VGPR and LDS" in finding.title and "tied" in finding.root_cause
+    # the grid supplies 2 waves per SIMD: more room per CU adds none
+    doc["metadata"] = {"kernel_trace": {"grid_size": [131072, 1, 1], "workgroup_size": [512, 1, 1]},
+                       "agent": {"cu_count": 256, "simd_per_cu": 4}}
+    doc.pop("structure", None)
+    assert occupancy_limited(PlanContext(doc)) == []
+    # no kernel-trace row: LDS and workgroup limits unknown, no occupancy advice
+    unknown = {**occupancy, "limits": {"vgpr": 2, "lds": None, "workgroup": None, "hardware": 8}}
+    assert occupancy_limited(PlanContext(hotspot_doc(program, occupancy=unknown))) == []
 
 
 def test_rows_adapter_reads_the_hotspot_instructions():

@@ -7,7 +7,7 @@ from plan_synthetic import MFMA, Ins, hotspot_doc, mfma_loop_with_load
 
 from kerneltrace.isa.registers import reads, registers
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, priority_for_share, sort_findings
+from kerneltrace.plan.findings import Finding, Gain, priority_for_share, sort_findings
 from kerneltrace.plan.pipeline import run_all
 from kerneltrace.plan.rules.entry_line import entry_line_artifact
 from kerneltrace.plan.rules.kernel_wide import (
@@ -243,17 +243,16 @@ def test_mfma_chain_silent_when_mfmas_run_at_pass_latency():
 def test_priority_and_sort_order_are_stable():
     assert [priority_for_share(s) for s in (0.5, 0.05, 0.001)] == ["HIGH", "MED", "LOW"]
     assert priority_for_share(0.5, cap="MED") == "MED"
-    make = lambda i, p, s, ranked=True: Finding(str(i), "r", "t", p, s, None, "", "", ranked=ranked)  # noqa: E731
-    order = sort_findings(
-        [
-            make(1, "LOW", 0.9),
-            make(2, "HIGH", 0.1, ranked=False),
-            make(3, "HIGH", 0.2),
-            make(4, "MED", 0.3),
-            make(5, "HIGH", 0.2),
-        ]
-    )
-    assert [f.id for f in order] == ["3", "5", "4", "1", "2"]
+    def make(i, gain, share, ranked=True, effort="medium"):
+        estimate = Gain(gain / 2, gain, "b", unit="kernel_time") if gain is not None else None
+        return Finding(str(i), "r", "t", "MED", share, estimate, "", "", ranked=ranked, effort=effort)
+
+    # one currency: the kernel-time gain (weighted by effort) orders the findings; ties keep
+    # the stall share, then rule order; unranked last
+    order = sort_findings([make(1, 0.01, 0.9), make(2, 0.5, 0.1, ranked=False), make(3, 0.2, 0.2),
+                           make(4, 0.1, 0.3), make(5, 0.2, 0.2), make(6, None, 0.8),
+                           make(7, 0.21, 0.1, effort="high")])
+    assert [f.id for f in order] == ["3", "5", "7", "4", "1", "6", "2"]
 
 
 def test_fallback_line_finding_covers_unexplained_top_lines():

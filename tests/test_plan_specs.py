@@ -74,7 +74,8 @@ def test_tables_are_built_from_the_specs():
     assert VERDICT_RULES["compute-mfma"] == {"W2-hot-loop-mfma-bound", "MFMA-dependency-chain"}
     assert VERDICT_RULES["tail"] == {"W3-wave-tail"}
     assert CALIBRATED_RULES == {"LINE-hotspot", "P1-loads-in-mfma-loop",
-                                "P3-lds-read-before-mfma", "W1-entry-waits-on-loads"}
+                                "P3-lds-read-before-mfma", "W1-entry-waits-on-loads",
+                                "REGION-hotspot", "GLUE-line-loads"}
     # every lever a verdict rules out is one a rule can pull
     assert set().union(*CONTRADICTS.values()) <= LEVER_NAMES
 
@@ -104,11 +105,12 @@ def test_generated_docs_and_schema_are_current():
 def test_post_passes_are_one_documented_ordered_pipeline():
     doc = (Path(catalogue.__file__).parent / "pipeline.py").read_text()
     names = [step.__name__ for step in POST_PASSES]
-    assert len(names) == 11
+    assert len(names) == 12
     header = doc.split('"""')[1]
     positions = [header.find(f"`{name}`") for name in
                  ("fallback_lines", "sharpen_with_waves", "demote_artifact_lines", "never_empty",
-                  "merge_duplicates", "bound_findings", "order_and_name", "overlap_groups",
+                  "merge_duplicates", "bound_findings", "kernel_time", "order_and_name",
+                  "overlap_groups",
                   "defer_to_verdict", "one_high_per_line", "order_and_group")]
     assert -1 not in positions and positions == sorted(positions)
 

@@ -45,8 +45,8 @@ def test_plan_agrees_with_its_verdict(captures, dispatch_dir):
         assert "Nothing to rank" not in text and "nothing to rank" not in text
         assert ranked
     assert text.index("**Bottleneck:") < text.index("| Fact | Value |")
-    if doc["format"] == "legacy":
-        assert verdict["kind"] == "latency-only" and "Latency Summary" in text
+    if doc["format"] == "legacy":  # no stall column: bound named from estimated stall
+        assert verdict["confidence"] == "low" and "Latency Summary" in text
 
 
 @pytest.mark.shared
@@ -56,9 +56,10 @@ def test_plan_agrees_with_its_verdict(captures, dispatch_dir):
 ], ids=["axpy", "vec_add"])
 def test_streaming_kernels_get_the_streaming_verdict(captures, kernel_dir):
     _, _, entry = _plan(captures / kernel_dir)
-    assert entry["bottleneck"]["kind"] == "memory-streaming"
+    # vec_add requests ≈78 % of the HBM peak: bandwidth-bound (request bytes, issue 21.6)
+    assert entry["bottleneck"]["kind"] in ("memory-streaming", "memory-bandwidth")
     ranked = [f for f in entry["findings"] if f["ranked"]]
-    assert ranked[0]["rule"] == "STREAM-memory-bound"
+    assert ranked[0]["rule"] in ("STREAM-memory-bound", "BW-requests-at-hbm-peak")
     assert not [f for f in entry["findings"] if f["rule"] == "P4-scale-load-late"]
     assert all(f["priority"] != "HIGH" for f in ranked if f["rule"] == "W1-entry-waits-on-loads")
 

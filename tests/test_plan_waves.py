@@ -281,7 +281,7 @@ def test_real_waves_document_attribution_matches_the_wave_analysis(captures):
     hot = next(w for w in doc["waves"]["waitcnt"] if not lines[w["index"]]["artifact"])
     owner = next(f for f in findings if f.location == lines[hot["index"]]["location"])
     assert f"#{hot['dominant_producer']['index']}" in owner.root_cause
-    first_high = next(f for f in findings if f.priority == "HIGH")
+    first_high = next(f for f in findings if f.priority == "HIGH" and f.scope == "line")
     assert first_high.location and not ctx.is_artifact(first_high.location)
 
 

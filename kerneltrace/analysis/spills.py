@@ -5,7 +5,8 @@ that brings them back. gfx94x/gfx950 compilers emit ``scratch_store_*`` / ``scra
 older gfx9 (gfx90a) ones emit MUBUF ``buffer_store_* vN, off, s[0:3], …`` on the private
 segment buffer descriptor s[0:3], recognised here as a likely spill. The cost a spill shows is
 its own stall plus the ``s_waitcnt`` cycles the wave analysis attributes to its reloads
-(``waves.waitcnt``, youngest drained producer rule).
+(``waves.waitcnt``, youngest drained producer rule), or, without wave files, the same rule applied
+to code.json (``structure.waits.charged``, kerneltrace/analysis/drains.py).
 """
 
 from __future__ import annotations
@@ -130,9 +131,22 @@ def wait_cycles_by_producer(waves: Mapping[str, Any] | None) -> tuple[dict[int, 
     return cycles, waits
 
 
+def charged_by_structure(structure: Mapping[str, Any] | None) -> tuple[dict[int, int], dict[int, set]]:
+    """The same charges from code.json alone: `structure.waits.charged` (analysis.drains)."""
+    cycles: dict[int, int] = {}
+    waits: dict[int, set] = {}
+    for entry in ((structure or {}).get("waits") or {}).get("charged") or []:
+        index = entry.get("index") if isinstance(entry, Mapping) else None
+        if isinstance(index, int) and _int(entry.get("cycles")) > 0:
+            cycles[index] = _int(entry.get("cycles"))
+            waits[index] = {w for w in entry.get("waits") or [] if isinstance(w, int)}
+    return cycles, waits
+
+
 def find_spills(doc: Mapping[str, Any], in_loop: Callable[[int], bool],
                 in_hot_loop: Callable[[int], bool], basis: str = "stall_cycles",
-                classify: Callable[[str], str | None] = spill_kind) -> Spills | None:
+                classify: Callable[[str], str | None] = spill_kind,
+                structure: Mapping[str, Any] | None = None) -> Spills | None:
     """The scratch accesses of a hotspot document, most costly first; None when there are none.
 
     ``basis`` is the per-instruction column an access's own cost is read from: stall, or latency
@@ -140,6 +154,8 @@ def find_spills(doc: Mapping[str, Any], in_loop: Callable[[int], bool],
     spills (the default) or dynamically indexed private arrays (``private_array_kind``)."""
     waves = doc.get("waves") if isinstance(doc.get("waves"), Mapping) else None
     charged, charging = wait_cycles_by_producer(waves)
+    if not charged:  # no wave files (or no waitcnt in them): the static attribution
+        charged, charging = charged_by_structure(structure or doc.get("structure"))
     accesses = []
     waits: set[int] = set()
     for ins in doc.get("instructions") or []:

@@ -201,12 +201,14 @@ PRODUCTS: dict[str, ProductSpec] = {
         ProductSpec("MI210", "gfx90a", 1600.0, 1700, False, "counters.md §4 (GEAK kb); clock: public spec"),
         ProductSpec("MI250", "gfx90a", None, 1700, False, "clock: public spec"),
         ProductSpec("MI250X", "gfx90a", 3200.0, 1700, False, "counters.md §4 (GEAK kb); clock: public spec"),
-        ProductSpec("MI300X", "gfx942", 5300.0, 2100, False, "counters.md §4 (GEAK kb); clock: public spec"),
+        ProductSpec("MI300X", "gfx942", 5300.0, 2100, False, "counters.md §4 (GEAK kb); AMD product page (amd.com/en/products/accelerators/instinct/mi300/mi300x.html: 5.3 TB/s); clock: public spec"),
         ProductSpec("MI300A", "gfx942", 5300.0, 2100, False, "counters.md §4 (GEAK kb); clock: public spec"),
         ProductSpec("MI325X", "gfx942", None, 2100, False, "peak not given by the sources"),
         ProductSpec("MI350X", "gfx950", 8000.0, 2200, False,
-                    "counters.md §4 (community reports); clock: observed agent_info Max_Engine_Clk_Fcompute"),
-        ProductSpec("MI355X", "gfx950", 8000.0, 2400, False, "counters.md §4 (community reports); clock: public spec"),
+                    "counters.md §4 (community reports); AMD product page (amd.com/en/products/"
+                    "accelerators/instinct/mi350/mi350x.html: 8 TB/s HBM3E); clock: observed "
+                    "agent_info Max_Engine_Clk_Fcompute"),
+        ProductSpec("MI355X", "gfx950", 8000.0, 2400, False, "counters.md §4 (community reports); AMD product page (amd.com/en/products/accelerators/instinct/mi350/mi355x.html: 8 TB/s); clock: public spec"),
     )
 }
 

@@ -332,6 +332,7 @@ def run_analysis(
     document["costs"] = cost_summary(
         document["instructions"], (document.get("waves") or {}).get("waves") or None
     )
+    document["structure"] = _structure(document)
     # the plan shows these windows: carried here so it renders from reports/ without the capture
     locations = [line["location"] for line in user_lines(document["source_lines"], SNIPPET_LINES)]
     from kerneltrace.readers.snippets import snippets_from, source_files_from
@@ -358,6 +359,12 @@ def _capture_warnings(directory: Path, capture_report: Path | None) -> list[str]
         present = []
     found = capture_warnings(report if isinstance(report, dict) else None, listed, present, listed_problem)
     return [f"{problem}: whether the capture was truncated is unknown"] + found if problem else found
+
+
+def _structure(document: dict) -> dict:
+    from kerneltrace.analysis.structure import structure_of
+
+    return structure_of(document)
 
 
 def _waves(directory: Path, table: CodeTable) -> dict:

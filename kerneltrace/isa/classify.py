@@ -374,3 +374,23 @@ def decoder_category_name(category: int) -> str:
 def legacy_inst_type_name(inst_type: int) -> str:
     """Name of a legacy rocprofv2 `inst_type` code; "UNKNOWN(<n>)" for other values."""
     return LEGACY_INST_TYPES.get(inst_type, f"UNKNOWN({inst_type})")
+
+
+def counters_incremented(asm: str, *, stores_in_vmcnt: bool = True) -> frozenset[str]:
+    """The gfx9 wait counters an instruction increments (what a later `s_waitcnt` can drain).
+
+    vmcnt: vector-memory loads (MUBUF/MTBUF/GLOBAL/SCRATCH/FLAT), and on gfx9/CDNA stores and
+    atomics too (`stores_in_vmcnt`; gfx10+ count stores in vscnt); lgkmcnt: LDS (`ds_*`), scalar
+    memory (`s_load`, `s_buffer_load`, …) and messages; FLAT counts in both (CDNA3 ISA guide,
+    "S_WAITCNT" and "Data dependency resolution")."""
+    op = opcode(asm)
+    if op.startswith("flat_"):
+        return frozenset({"vmcnt", "lgkmcnt"})
+    if op.startswith(_VMEM_PREFIXES):
+        if _vmem_type(op) == VMEM_STORE and not stores_in_vmcnt:
+            return frozenset({"vscnt"})
+        return frozenset({"vmcnt"})
+    if op.startswith("ds_") or op.startswith(_SMEM_PREFIXES) or op in _SMEM_EXACT \
+            or op.startswith("s_sendmsg"):
+        return frozenset({"lgkmcnt"})
+    return frozenset()

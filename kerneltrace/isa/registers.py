@@ -182,3 +182,20 @@ def reads(asm: str) -> set[tuple[str, int]]:
     first = asm.split(None, 1)[0].lower() if asm.strip() else ""
     sources = ops if ("store" in first or "write" in first) else ops[1:]
     return set().union(*(registers(op) for op in sources)) if sources else set()
+
+
+_NO_DESTINATION = ("s_waitcnt", "s_wait_", "s_nop", "s_barrier", "s_branch", "s_cbranch",
+                   "s_endpgm", "s_sendmsg", "s_setprio", "s_sleep", "s_cmp", "s_bitcmp",
+                   "s_dcache", "s_icache", "s_trap", "s_setpc")
+
+
+def writes(asm: str) -> set[tuple[str, int]]:
+    """Registers an instruction writes: its first operand, except for stores, compares (SCC/VCC
+    only, VOPC e32), waits and branches, which write no named register."""
+    op = asm.split(None, 1)[0].lower() if asm.strip() else ""
+    if op.startswith(_NO_DESTINATION) or "store" in op or "write" in op:
+        return set()
+    if op.startswith(("v_cmp", "v_cmpx")) and op.endswith("_e32"):
+        return set()
+    ops = operands(asm)
+    return registers(ops[0]) if ops else set()

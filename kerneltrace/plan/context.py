@@ -64,6 +64,13 @@ class PlanContext:
         return wave_count(self.hotspots)
 
     @cached_property
+    def structure(self) -> dict:
+        """The document's code.json-only `structure` (recomputed for documents without it)."""
+        from kerneltrace.plan.verdict import doc_structure
+
+        return doc_structure(self.hotspots)
+
+    @cached_property
     def verdict(self):
         """The bottleneck verdict (kerneltrace.plan.verdict.decide) of this dispatch."""
         from kerneltrace.plan.verdict import decide
@@ -162,6 +169,12 @@ class PlanContext:
             if isinstance(loop.get("first_index"), int) and isinstance(loop.get("last_index"), int)
         }
         loops = find_loops(rows_from_instructions(self.program_order), observed)
+        if not loops:  # no Vaddr (legacy): the structure's loops, from rebuilt addresses
+            loops = [StaticLoop(loop["first_index"], loop["last_index"], (loop["last_index"],),
+                                loop["depth"], loop["parent"], loop["header_hits"], None,
+                                loop["entries"], True)
+                     for loop in (self.structure.get("control_flow") or {}).get("loops") or []
+                     if loop.get("iterates")]
         # a complete wave-observed list (fewer than its cap) that lacks a back edge means the
         # traced waves never looped there (e.g. a rotated loop each wave passes through once)
         complete = isinstance(reported, list) and len(reported) < HOT_LOOPS
@@ -170,7 +183,7 @@ class PlanContext:
             for loop in loops
             if loop.hits_consistent is not False
             and loop.iterates
-            and (not complete or loop.last_index in observed)
+            and (not complete or loop.last_index in observed or loop.trip_count is not None)
         ]
 
     def loop_of(self, index: int) -> StaticLoop | None:

@@ -131,17 +131,28 @@ def finding_id(rule: str, location: str | None) -> str:
     return f"{rule}@{short_location(location)}" if location is not None else rule
 
 
+
+
+def rank_score(finding: Finding) -> float:
+    """What the ranking sorts by (one currency, issue 21.1): the kernel-time gain's high end,
+    weighted by the fix's effort (when gains are comparable, the local fix goes first)."""
+    gain = finding.estimated_gain
+    low, medium, high = DEFAULT_GAINS.effort_weight
+    weight = {"low": low, "none": low, "medium": medium, "high": high}.get(finding.effort, medium)
+    return (gain.rank_value if gain else 0.0) * weight
+
+
 def sort_findings(findings: list[Finding]) -> list[Finding]:
-    """Ranked first, findings the verdict rules out last among them, then the verdict's own
-    finding, then priority, bounded gain (desc), stall share (desc); ties keep their rule order."""
+    """Ranked first, findings the verdict rules out last among them, the verdict's own finding
+    (the bound's lever) first among the rest, then the rank score (desc), stall share (desc);
+    ties keep their rule order. Priority follows the same gain."""
     order = sorted(
         enumerate(findings),
         key=lambda pair: (
             not pair[1].ranked,
             pair[1].contradicts_verdict,
             not pair[1].verdict_aligned,
-            PRIORITIES.index(pair[1].priority),
-            -(pair[1].estimated_gain.rank_value if pair[1].estimated_gain else 0.0),
+            -rank_score(pair[1]),
             -pair[1].stall_share,
             pair[0],
         ),

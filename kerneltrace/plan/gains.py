@@ -284,8 +284,12 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, ctx: PlanContex
         if kind == "setup-latency" and verdict.kind != "prologue":
             finding.once_per_wave = True
             finding.priority = _cap(finding.priority, "MED")
-            finding.fix = (f"{finding.fix} These are once-per-wave kernel-argument/setup loads: "
-                           "their latency is fixed; it matters less when each wave does more work.")
+            serial = (ctx.structure.get("setup") or {}).get("serialized_round_trips")
+            finding.fix = (f"{finding.fix} These are once-per-wave kernel-argument/setup loads"
+                           + (": several serialized round trips — hoist the late batches into the "
+                              "first (SETUP finding)." if serial else
+                              ": one round trip, its latency is fixed; it matters less when each "
+                              "wave does more work."))
         if once is not None:
             finding.once_per_wave = True
             if gain is not None:
@@ -311,6 +315,63 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, ctx: PlanContex
                 finding.estimated_gain = replace(_bounded(calibrated, gain.high, "the stall "
                                                           "hypothesis' bound"), ranking=gain.high)
     return findings
+
+
+# One currency (issue 21.1): every ranked finding's gain is a fraction of kernel time; the
+# thresholds (HIGH/MED, the no-wave-files prior) are GainThresholds fields.
+
+
+def kernel_time_factor(ctx: PlanContext) -> tuple[float, float, str]:
+    """(factor for the low end, for the high end, why) turning a share of the ranking metric
+    (stall, or latency without a stall column) into a share of kernel time: metric / the waves'
+    lifetime × the part not hidden by other waves (wave files). The traced waves are taken to
+    stand for the dispatch (a single-CU trace cannot say more; the same for every finding)."""
+    doc = ctx.hotspots
+    _, metric = ctx.ranking_basis
+    lifetime_share = time_share(1.0, ctx) if metric else 1.0
+    peers = (doc.get("waves") or {}).get("peers") or {}
+    hidden = peers.get("non_hidden_share")
+    if isinstance(hidden, int | float):
+        factor = lifetime_share * hidden
+        why = (f"× {lifetime_share:.2f} (cycles / the waves' lifetime) × {hidden:.2f} (not hidden by "
+               "other waves)")
+        return factor, factor, why
+    return lifetime_share * ctx.thresholds.of(GainThresholds).no_waves_low, lifetime_share, (
+        f"× {lifetime_share:.2f} (cycles / the waves' lifetime); no wave files: the low end halved "
+        "(how much other waves hid is unknown)")
+
+
+def in_kernel_time(findings: list[Finding], ctx: PlanContext) -> None:
+    """Restate every ranked gain as a fraction of kernel time (calibrated and launch gains
+    already are) and set the priority from it alone."""
+    low_f, high_f, why = kernel_time_factor(ctx)
+    limits = ctx.thresholds.of(GainThresholds)
+    for finding in findings:
+        gain = finding.estimated_gain
+        if gain is None or not finding.ranked:
+            if finding.ranked and not finding.verdict_aligned:
+                finding.priority = "LOW"  # no kernel-time gain: not a change to make first
+            continue
+        if gain.unit != "kernel_time":
+            if gain.unit == "wave_time":
+                low, high = gain.low * (low_f / high_f if high_f else 1), gain.high
+                note = "a share of the waves' time"
+            else:
+                low, high = gain.low * low_f, gain.high * high_f
+                note = why
+            gain = Gain(round(low, 4), round(min(1.0, high), 4),
+                        f"{gain.basis}; in kernel time {note}", status=gain.status,
+                        unit="kernel_time")
+        else:
+            gain = replace(gain, ranking=None)
+        finding.estimated_gain = gain
+        level = ("HIGH" if gain.high >= limits.kernel_time_high
+                 else "MED" if gain.high >= limits.kernel_time_med else "LOW")
+        if finding.once_per_wave and ctx.verdict.kind != "prologue":
+            level = _cap(level, "MED")  # paid once per wave: more work per wave is the fix
+        if finding.location and ctx.is_artifact(finding.location):
+            level = _cap(level, "MED")  # a glue bucket is never the thing to fix first
+        finding.priority = "LOW" if finding.contradicts_verdict else level
 
 
 def defer_to_verdict(findings: list[Finding]) -> None:

@@ -13,10 +13,12 @@ the order matters — every step says what it needs from the steps before it:
    finding's final evidence).
 6. `bound_findings`: lever vs verdict, ceiling, once-per-wave, priority from the bounded gain,
    calibration (kerneltrace/plan/gains.py).
-7. `order_and_name`: sort, spills in the hot loop first, unique ids (`#2`).
-8. `overlap_groups`, 9. `defer_to_verdict`, 10. `one_high_per_line`: overlap groups from the
+7. `kernel_time`: one currency (issue 21.1) — every ranked gain restated as a fraction of kernel
+   time and the priority set from it alone (after 6: it converts the bounded gains).
+8. `order_and_name`: sort by that gain, spills in the hot loop first, unique ids (`#2`).
+9. `overlap_groups`, 10. `defer_to_verdict`, 11. `one_high_per_line`: overlap groups from the
    sorted order, then the priority caps that depend on them.
-11. `order_and_group`: the final order (the caps changed priorities) and the groups recomputed for
+12. `order_and_group`: the final order (the caps changed priorities) and the groups recomputed for
     it (a group is named by its first member).
 """
 
@@ -90,6 +92,11 @@ def bound(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
     return gains.bound_findings(findings, ctx.verdict, ctx)
 
 
+def kernel_time(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
+    gains.in_kernel_time(findings, ctx)
+    return findings
+
+
 def order_and_name(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
     return dedupe_ids(spills_first(sort_findings(findings)))
 
@@ -116,6 +123,7 @@ POST_PASSES: tuple[Step, ...] = (
     never_empty,
     merge,
     bound,
+    kernel_time,
     order_and_name,
     _in_place(gains.overlap_groups),
     _in_place(gains.defer_to_verdict),

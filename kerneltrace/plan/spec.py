@@ -24,12 +24,13 @@ from dataclasses import dataclass
 LEVERS = frozenset({
     "memory-pipeline", "memory-latency", "memory-bytes", "occupancy", "sync", "compute", "issue",
     "prologue", "setup-latency", "tail", "register-pressure", "line", "region", "none",
+    "launch", "setup-round-trips",
 })
 # What a rule reads: the hotspot document (always there), its `waves` section (hotspots/2), PMC
 # counters (the L2 document), the launch (grid, workgroups, CU count).
 INPUTS = frozenset({"hotspots", "waves", "counters", "launch"})
 VERDICT_KINDS = frozenset({
-    "latency-only", "compute-mfma", "compute-valu", "memory-bandwidth", "memory-streaming",
+    "launch-bound", "latency-only", "compute-mfma", "compute-valu", "memory-bandwidth", "memory-streaming",
     "synchronisation", "issue-dependency", "prologue", "tail", "memory-latency", "mixed",
 })
 # When the rule runs: in the main pass (`rules`), or as a step of the findings pipeline

@@ -40,6 +40,30 @@ def with_costs(hotspot_doc: dict) -> dict:
     return {**hotspot_doc, "costs": cost_summary(hotspot_doc.get("instructions") or [], waves)}
 
 
+# Notes about the capture, not about the kernel (issue 21.2): shown before the findings, never ranked.
+CAPTURE_QUALITY_RULES = frozenset({"SRC-no-source-mapping"})
+
+
+def capture_quality(doc: dict, findings: list) -> list[dict]:
+    """What limits this capture's evidence: missing line tables, no stall column, no wave
+    files, an uncertain arch, truncation — each {kind, note}."""
+    notes = [{"kind": f.rule, "note": f"{f.title}. {f.fix}"} for f in findings
+             if f.rule in CAPTURE_QUALITY_RULES]
+    if doc.get("format") == "legacy":
+        notes.append({"kind": "no-stall-column", "note": "rocprofv2 legacy code.json: no stall or "
+                      "idle columns; instructions are ranked by latency and waits by their latency"})
+    if doc.get("format") != "pcsampling" and not doc.get("waves"):
+        notes.append({"kind": "no-wave-files", "note": "no wave-level analysis (no wave files, or "
+                      "run without --waves): loops and waits come from code.json alone and kernel-"
+                      "time gains carry the wider prior (docs/calibration.md)"})
+    arch = doc.get("arch") or {}
+    if not arch.get("name") or not arch.get("certain", True):
+        notes.append({"kind": "arch-uncertain", "note": f"architecture {arch.get('name') or 'unknown'}"
+                      f" ({arch.get('source')}): pass --arch or --agent-info for exact limits"})
+    notes += [{"kind": "incomplete-capture", "note": w} for w in doc.get("capture_warnings") or []]
+    return notes
+
+
 def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = DEFAULT_TABLE) -> dict:
     hotspot_doc = with_costs(hotspot_doc)
     ctx = PlanContext(hotspot_doc, l2_doc, thresholds=thresholds)
@@ -59,6 +83,9 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = D
         "source_mapping": hotspot_doc.get("source_mapping"),
         "costs": hotspot_doc.get("costs"),
         "capture_warnings": list(hotspot_doc.get("capture_warnings") or []),
+        "capture_quality": capture_quality(hotspot_doc, findings),
+        "launch": ctx.structure.get("launch"),
+        "traffic": ctx.structure.get("traffic"),
         "findings": [finding.to_dict() for finding in findings],
     }
     metrics = ctx.l2_metrics

@@ -15,7 +15,7 @@ compute-bound kernels, the hideable part of the memory stall for streaming kerne
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 
 from kerneltrace.isa import classify as isa
@@ -40,6 +40,35 @@ class Bottleneck:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+ISSUE_CYCLES = 4  # cycles one wave instruction occupies its issue slot (a quarter-rate VALU pass)
+
+
+def estimated_stall(ins: dict) -> int:
+    """Stall of one row of a capture without a stall column: latency minus its issue time
+    (hits × ISSUE_CYCLES, an MFMA's pass cycles): what the row waited beyond issuing."""
+    from kerneltrace.isa.mfma import mfma_info
+
+    info = mfma_info(ins.get("asm") or "")
+    issue = info.cycles if info is not None else ISSUE_CYCLES
+    return max(0, int(ins.get("latency_cycles") or 0) - issue * int(ins.get("hits") or 0))
+
+
+def estimated_shares(doc: dict) -> dict[str, float]:
+    """Stall share per type from `estimated_stall` (legacy captures)."""
+    by_type: dict[str, int] = {}
+    for ins in doc.get("instructions") or []:
+        by_type[ins.get("type")] = by_type.get(ins.get("type"), 0) + estimated_stall(ins)
+    total = sum(by_type.values())
+    return {kind: value / total for kind, value in by_type.items()} if total else {}
+
+
+def is_no_stall(doc: dict) -> bool:
+    """No stall column (legacy rocprofv2) or no stall recorded (not PC sampling)."""
+    totals = doc.get("totals") or {}
+    return doc.get("format") == "legacy" or (not totals.get("stall_cycles")
+                                              and doc.get("format") != "pcsampling")
 
 
 def type_share(doc: dict, *types: str) -> float:
@@ -89,12 +118,44 @@ def prologue_share(doc: dict, waves: int | None) -> float:
     return part / total
 
 
+def doc_structure(doc: dict) -> dict:
+    """The document's `structure` (analysis.structure), recomputed when it predates it."""
+    if isinstance(doc.get("structure"), dict):
+        return doc["structure"]
+    from kerneltrace.analysis.structure import structure_of
+
+    return structure_of(doc)
+
+
 def hot_loop(doc: dict, min_loop_share: float = DEFAULT_VERDICT.min_loop_share) -> dict | None:
-    """The hottest wave-observed loop holding at least `min_loop_share` of the waves' time."""
+    """The hottest loop holding at least `min_loop_share` of the waves' lifetime (most of it,
+    issue 21.5): the one the wave files observed, else the code.json hot loop
+    (`structure.control_flow`: loops exist without wave files)."""
     for loop in (doc.get("waves") or {}).get("loops") or []:
         if ((loop.get("split") or {}).get("loop_share") or 0) >= min_loop_share:
             return loop
+    static = (doc_structure(doc).get("control_flow") or {}).get("hot_loop")
+    if static and (static.get("time_share") or 0) >= min_loop_share:
+        return {**static, "split": {"loop_share": static["time_share"]}, "source": "code.json"}
     return None
+
+
+def launch_gain(doc: dict) -> tuple[float, float, str] | None:
+    """Kernel-time share the idle or tail capacity could take (low, high, why) when the launch
+    under-fills the GPU: the idle share times the part of a wave's life that is divisible work
+    (setup round trips are paid by every wave however the work is split)."""
+    structure = doc_structure(doc)
+    launch = structure.get("launch") or {}
+    if not launch.get("launch_bound"):
+        return None
+    fill, tail = launch.get("cu_fill"), launch.get("tail_loss") or 0.0
+    idle = max(1 - fill if fill is not None else 0.0, tail)
+    setup = structure.get("setup") or {}
+    total = (structure.get("waits") or {}).get("total_cycles") or 0
+    lifetime = sum(cost_cycles(ins) for ins in doc.get("instructions") or []) or total
+    fixed = (setup.get("stall_cycles") or 0) / lifetime if lifetime else 0.0
+    high = round(idle * max(0.0, 1 - fixed), 4)
+    return round(high / 2, 4), high, launch.get("reason") or ""
 
 
 ISSUE_TYPES = (isa.VALU, isa.NOP, isa.MFMA, isa.SALU)
@@ -147,14 +208,25 @@ class Facts:
         timing = waves.get("timing") or {}
         span = timing.get("span_cycles") or 0
         self.tail = (timing.get("tail_cycles") or 0) / span if span else 0.0
-        self.memory = type_share(doc, *MEMORY_TYPES)
-        self.lds_smem = type_share(doc, isa.LDS_SMEM_WAIT)
-        self.barrier = type_share(doc, isa.BARRIER)
-        self.nop = type_share(doc, isa.NOP)
+        # no stall column (legacy): the tree reads stall estimated as latency − issue cycles
+        self.no_stall = is_no_stall(doc)
+        estimated = estimated_shares(doc) if self.no_stall else {}
+        self.estimated = bool(estimated)
+
+        def share(*types: str) -> float:
+            return sum(estimated.get(t, 0.0) for t in types) if self.no_stall else type_share(doc, *types)
+
+        self.memory = share(*MEMORY_TYPES)
+        self.lds_smem = share(isa.LDS_SMEM_WAIT)
+        self.barrier = share(isa.BARRIER)
+        self.nop = share(isa.NOP)
+        self.structure = doc_structure(doc)
         self.non_hidden = self.peers.get("non_hidden_share")
         self.lines = [f"vector-memory stall {_pct(self.memory)}", f"LDS/SMEM waits {_pct(self.lds_smem)}",
                       f"barrier {_pct(self.barrier)}", f"s_nop {_pct(self.nop)}",
                       f"s_endpgm drain {_pct(self.drain)} of cost"]
+        if self.estimated:
+            self.lines.insert(0, "no stall column: stall estimated per row as latency − issue cycles")
         if self.non_hidden is not None:
             self.lines.append(f"non-hidden cost {_pct(self.non_hidden)} (no other wave issued meanwhile)")
 
@@ -186,11 +258,26 @@ class Facts:
     def mix(self) -> dict[str, float]:
         return loop_stall_mix(self.doc, self.loop) if self.loop else {}
 
+    @property
+    def barriers(self) -> dict:
+        return self.structure.get("barriers") or {}
+
+    @property
+    def ping_pong(self) -> bool:
+        return bool(self.barriers.get("ping_pong"))
+
+    @property
+    def barrier_caused(self) -> bool:
+        """The barrier stall is explained by the waits before the barriers (or is the partner
+        phase of a ping-pong schedule): the verdict follows the cause (issue 21.4)."""
+        explained = self.barriers.get("explained_share") or 0.0
+        return explained >= self.limits.barrier_explained or self.ping_pong
+
 
 def latency_only(f: Facts) -> Bottleneck | None:
     """No stall column (legacy) or no stall recorded: the plan can only rank by latency."""
-    if not (f.fmt == "legacy" or (not f.totals.get("stall_cycles") and f.fmt != "pcsampling")):
-        return None
+    if not f.no_stall or f.estimated:
+        return None  # a stall column, or stall estimated from latency − issue: the tree decides
     top = max(f.costs.get("by_type") or [{}], key=lambda e: e.get("cost_cycles") or 0)
     why = ("No stall column in this capture (rocprofv2 legacy format)" if f.fmt == "legacy"
            or f.totals.get("stall_cycles") is None else "No stall recorded in this capture")
@@ -202,6 +289,46 @@ def latency_only(f: Facts) -> Bottleneck | None:
         [f"format {f.fmt}", f"top cost class {top.get('type')} {_pct(top.get('share'))}"],
         "low",
         helps=["re-capture with rocprofv3 ATT (stall and idle columns, wave files)"],
+    )
+
+
+def launch_bound(f: Facts) -> Bottleneck | None:
+    """The grid leaves CUs idle (or a tail round), and the idle capacity could take more kernel
+    time than any in-kernel fix: checked before every other bound (issue 21.6)."""
+    gain = launch_gain(f.doc)
+    if gain is None or gain[1] < f.limits.launch_gain:
+        return None
+    low, high, reason = gain
+    return Bottleneck(
+        "launch-bound",
+        f"Launch-bound: {reason}; spreading the work over the idle capacity could take "
+        f"{low:.0%}–{high:.0%} of the kernel time, more than any in-kernel fix of the traced "
+        "waves, which run with the GPU mostly empty.",
+        [reason, f"launch gain {low:.0%}–{high:.0%} of kernel time", *f.lines], "high",
+        helps=["more, smaller workgroups: a smaller tile, split-K / stream-K, or several problems "
+               "per launch", "for a tail: a grid that is a multiple of CUs × resident "
+               "workgroups, or one more resident workgroup per CU"],
+        does_not_help=["latency hiding inside a wave that has the CU to itself"],
+    )
+
+
+def request_bandwidth(f: Facts) -> Bottleneck | None:
+    """Without PMC: the request bytes of code.json × the grid reach the HBM peak."""
+    traffic = f.structure.get("traffic") or {}
+    requested = traffic.get("fraction_of_peak")
+    if (f.share_of_peak is not None or not isinstance(requested, int | float)
+            or requested < f.limits.request_of_peak or f.memory < f.limits.memory_share):
+        return None
+    return Bottleneck(
+        "memory-bandwidth",
+        f"Memory-bandwidth-bound: the loads and stores request {traffic['request_gbps'] / 1000:.1f} "
+        f"TB/s ({requested:.0%} of the {traffic['peak_gbps'] / 1000:.1f} TB/s HBM peak; request "
+        f"bytes from code.json × the grid over the kernel time) and {f.memory:.0%} of stall is "
+        "vector memory: nothing is left to hide, only fewer bytes help.",
+        [f"request bandwidth {requested:.0%} of HBM peak (estimate; PMC counters override)",
+         *f.lines], "medium",
+        helps=["fewer bytes: fuse with the producer/consumer, narrower types, no over-fetch"],
+        does_not_help=["latency hiding, prefetching, occupancy, instruction scheduling"],
     )
 
 
@@ -277,7 +404,7 @@ def memory_streaming(f: Facts) -> Bottleneck | None:
 
 def synchronisation(f: Facts) -> Bottleneck | None:
     """Barriers hold a large share of stall."""
-    if f.barrier < f.limits.barrier_share:
+    if f.barrier < f.limits.barrier_share or f.barrier_caused:
         return None
     imbalance = f.peers.get("barrier_imbalance")
     return Bottleneck(
@@ -337,14 +464,18 @@ def prologue(f: Facts) -> Bottleneck | None:
     share = prologue_share(f.doc, f.waves_traced)
     if share < f.limits.prologue_share:
         return None
+    serial = (f.structure.get("setup") or {}).get("serialized_round_trips") or 0
     return Bottleneck(
         "prologue",
         f"Prologue-dominated: once-per-wave setup (kernel-argument scalar loads and their waits) "
         f"is {share:.0%} of the waves' cost; each wave does too little work to amortise it.",
         [f"once-per-wave setup {share:.0%} of cost", *f.lines], "medium",
-        helps=["more work per wave (persistent waves, several tiles per wave)",
-               "fewer kernel launches (fusion)"],
-        does_not_help=["optimising the setup loads themselves (their latency is fixed)"],
+        helps=(["one kernel-argument round trip instead of several: hoist the late `s_load` "
+                "batches into the first, or preload the arguments"] if serial else [])
+        + ["more work per wave (persistent waves, several tiles per wave)",
+           "fewer kernel launches (fusion)"],
+        does_not_help=[] if serial else
+        ["optimising the setup loads themselves (one round trip: its latency is fixed)"],
     )
 
 
@@ -364,8 +495,11 @@ def tail(f: Facts) -> Bottleneck | None:
 def memory_latency(f: Facts) -> Bottleneck | None:
     """Memory waits (vector, LDS, scalar) dominate stall; says when the loop is partly issue-bound."""
     memory, lds_smem, non_hidden, mix = f.memory, f.lds_smem, f.non_hidden, f.mix
-    if memory + lds_smem < f.limits.memory_share:
+    # in a ping-pong schedule the barrier waits are the partner group's memory/LDS phase
+    phase = f.barrier if f.ping_pong else 0.0
+    if memory + lds_smem + phase < f.limits.memory_share:
         return None
+    explained = f.barriers.get("explained_share") or 0.0
     kind_facts = [*f.lines]
     if f.mfma_busy is not None:
         kind_facts.insert(0, f"hot-loop MFMA busy {f.mfma_busy:.0%}")
@@ -381,6 +515,12 @@ def memory_latency(f: Facts) -> Bottleneck | None:
         + (f"; but in the hot loop dependent VALU/`s_nop`/MFMA work holds {mix['issue']:.0%} of "
            f"the stall next to {mix['waits']:.0%} waits, so hiding memory alone leaves the "
            "issue-bound part" if split else "")
+        + (f"; ping-pong schedule: the barrier waits ({f.barrier:.0%} of stall) are one wave group "
+           "waiting for its partner's load/LDS phase — shorten that phase, keep the barriers"
+           if f.ping_pong and f.barrier >= f.limits.barrier_mention else
+           f"; barrier waits ({f.barrier:.0%} of stall) are caused by the waits before them "
+           f"({explained:.0%} explained): the last wave arrives late because it waits on memory"
+           if f.barrier >= f.limits.barrier_mention and f.barrier_caused else "")
         + ".",
         kind_facts, "medium" if non_hidden is None or split else "high",
         helps=["issue loads earlier (prefetch / software pipeline)", "more waves to overlap "
@@ -400,17 +540,16 @@ def mixed(f: Facts) -> Bottleneck:
 
 # The reading order: the first check that applies is the verdict (mixed when none does).
 CHECKS: tuple[Callable[[Facts], Bottleneck | None], ...] = (
-    latency_only, compute_mfma, compute_valu, memory_bandwidth, memory_streaming,
-    synchronisation, nop_hazards, loop_issue, prologue, tail, memory_latency,
+    launch_bound, latency_only, compute_mfma, compute_valu, memory_bandwidth, request_bandwidth,
+    memory_streaming, synchronisation, nop_hazards, loop_issue, prologue, tail, memory_latency,
 )
 
 
 def decide(doc: dict, l2: dict | None = None,
            limits: VerdictThresholds = DEFAULT_VERDICT) -> Bottleneck:
-    """The verdict for one hotspot document (and its L2 metrics when PMC was collected)."""
+    """The verdict for one hotspot document (and its L2 metrics when PMC was collected); from
+    estimated stall, with low confidence, when the capture has no stall column."""
     facts = Facts(doc, l2, limits)
-    for check in CHECKS:
-        verdict = check(facts)
-        if verdict is not None:
-            return verdict
-    return mixed(facts)
+    verdict = next((v for v in (check(facts) for check in CHECKS) if v is not None), None)
+    verdict = verdict if verdict is not None else mixed(facts)
+    return replace(verdict, confidence="low") if facts.no_stall else verdict

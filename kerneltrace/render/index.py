@@ -74,7 +74,8 @@ def run_row(
         # truncated template names) need not be the same kernel, and stall is not time
         stalls = [
             {"label": _dispatch_label(d), "stall_cycles": (d.get("totals") or {}).get("stall_cycles"),
-             **launch_facts(d, by_dir.get(str(d.get("dispatch_dir"))))}
+             **launch_facts(d, by_dir.get(str(d.get("dispatch_dir")))),
+             "fill": _launch_text(d.get("launch"))}
             for d in dispatches
         ]
         findings = [f for d in dispatches for f in d.get("findings") or []]
@@ -103,6 +104,16 @@ def _dispatch_label(entry: Mapping[str, Any]) -> str:
     parts = [f"dispatch {dispatch['id']}" if dispatch.get("id") is not None else "",
              str(entry.get("dispatch_label") or "")]
     return " ".join(part for part in parts if part)
+
+
+def _launch_text(launch: object) -> str:
+    """One-cell launch context: workgroups vs CUs, kernel time, launch-bound flag."""
+    if not isinstance(launch, Mapping) or not launch.get("workgroups"):
+        return "n/a"
+    text = f"{launch['workgroups']:,} WG / {launch.get('cu_count') or '?'} CUs"
+    if launch.get("duration_ns"):
+        text += f", {launch['duration_ns'] / 1000:.1f} µs"
+    return text + (" (launch-bound)" if launch.get("launch_bound") else "")
 
 
 def _cycles(value: object) -> str:

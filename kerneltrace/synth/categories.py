@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kerneltrace.isa.encoding import encoded_size
+
 # rocprofiler_thread_trace_decoder_inst_category_t (rocprof-formats.md §8.9)
 CAT_NONE, CAT_SMEM, CAT_SALU, CAT_VMEM, CAT_FLAT, CAT_LDS, CAT_VALU = 0, 1, 2, 3, 4, 5, 6
 CAT_JUMP, CAT_NEXT, CAT_IMMED, CAT_CONTEXT, CAT_MESSAGE = 7, 8, 9, 10, 11
@@ -32,13 +34,5 @@ def decoder_category(asm: str, *, taken: bool = True) -> int:
 
 
 def instruction_size(asm: str) -> int:
-    """Encoding size in bytes (the step between consecutive Vaddr values)."""
-    category = decoder_category(asm)
-    if category in (CAT_SMEM, CAT_VMEM, CAT_FLAT, CAT_LDS):
-        return 8
-    op = asm.split(None, 1)[0]
-    if category == CAT_VALU and not op.endswith("_e32"):
-        return 8  # VOP3 / MFMA encodings
-    if category in (CAT_SALU, CAT_VALU) and "0x" in asm:
-        return 8  # 32-bit literal
-    return 4
+    """Encoding size in bytes (the step between consecutive Vaddr values): the ISA table's."""
+    return encoded_size(asm)

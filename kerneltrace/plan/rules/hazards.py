@@ -89,6 +89,16 @@ def hazard_cause(before: list[dict], after: list[dict] | None = None) -> tuple[s
     return "other", None
 
 
+def _in_select_chain(ctx: PlanContext, nops: list[int]) -> dict | None:
+    """The serial select chain (structure.select_chains) holding most of these `s_nop`s."""
+    best, count = None, 0
+    for chain in ctx.structure.get("select_chains") or []:
+        inside = sum(1 for index in nops if chain["first"] <= index <= chain["last"])
+        if inside > count:
+            best, count = chain, inside
+    return best if count * 2 >= len(nops) else None
+
+
 @plan_rule(id="NOP-hazard-stall", lever="issue", serves=("issue-dependency",), order=160,
            thresholds=(HazardThresholds,))
 def nop_hazards(ctx: PlanContext) -> list[Finding]:
@@ -128,6 +138,17 @@ def nop_hazards(ctx: PlanContext) -> list[Finding]:
                 evidence.append(ctx.evidence(producer, f"{cause} hazard producer"))
             evidence.append(ctx.evidence(nop, "hazard wait states"))
         location = ctx.user_location(evidence)
+        if cause == "compare/select":
+            chained = _in_select_chain(ctx, [nop["index"] for nop, _ in items])
+            if chained is not None:
+                # each compare reads the previous select (running max/argmax): batching the
+                # compares ahead would cross a true dependency (issue 21.7)
+                fix = (f"the selects of rows {chained['first']}–{chained['last']} form a serial "
+                       f"chain ({chained['length']} selects, each compare reading the previous "
+                       "select's result: a running max/argmax), so the compares cannot be issued "
+                       "ahead of the selects; reduce as a tree (pairwise max of halves, log2 n "
+                       "steps with independent compares in each) or keep a packed (value, index) "
+                       "pair and use `v_max` on it")
         findings.append(ctx.finding(
             "NOP-hazard-stall", share, location=location,
             title=f"`s_nop` hazard padding after {cause} ops: {share:.0%} of stall",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from kerneltrace.isa.classify import BARRIER, LDS_SMEM_WAIT, VMEM_LOAD, VMEM_WAIT
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, finding_id, hiding_gain, scoped_title
-from kerneltrace.plan.spec import plan_rule
+from kerneltrace.plan.spec import FindingKind, plan_rule
 from kerneltrace.thresholds import heuristic
 
 
@@ -30,6 +30,9 @@ class KernelWideThresholds:
                                                       "balancing and fewer barriers remove")
     min_unmapped: float = heuristic(0.5, "unmapped instruction fraction from which the plan "
                                     "asks for line tables (SRC)")
+    ping_pong_hideable: tuple[float, float] = heuristic((0.1, 0.4), "share of a ping-pong "
+                                                        "schedule's barrier stall a shorter "
+                                                        "partner load/LDS phase removes")
 
 MAXNREG_WARNING = (
     "Never force a register cap with `maxnreg`: the compiler spills MFMA operands to scratch "
@@ -84,7 +87,9 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     Occupancy limited by VGPR/AGPR/LDS/SGPR while waits dominate: more waves would hide them.
 
     Trigger: occupancy ≤ 4 waves/SIMD, limited by VGPR/AGPR/LDS/SGPR, below the hardware cap, and ≥
-        20 % of stall is memory waits/barriers; scope kernel
+        20 % of stall is memory waits/barriers; scope kernel. Names every tied limiter (lifting
+        one alone adds no wave); none when the grid supplies no more waves per SIMD than the CU
+        holds (`structure.launch`) or when the LDS/workgroup limits are unknown
     Evidence: occupancy `limits`, `next_level`
     Gain: 0 to ½ × 1/(N+1) of wait+barrier stall (one more wave overlaps at most 1/(N+1); halved for
         shared bandwidth)
@@ -99,11 +104,20 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     latency_share = ctx.type_share(VMEM_WAIT, VMEM_LOAD, LDS_SMEM_WAIT, BARRIER)
     if waves > limits.occupancy_max_waves or latency_share < limits.occupancy_latency_share:
         return []
+    if any((occ.get("limits") or {}).get(key) is None for key in ("lds", "workgroup")):
+        return []  # no kernel-trace row: LDS and workgroup limits unknown, the limiter may be either
+    launch = ctx.structure.get("launch") or {}
+    grid = launch.get("waves_per_simd_grid")
+    if isinstance(grid, int | float) and grid <= waves:
+        return []  # the grid, not the CU, caps the waves per SIMD: more room per CU adds none
+    tied = [t.upper() for t in occ.get("tied_limiters") or [limiter] if t]
+    limiters = " and ".join(tied) if tied else limiter.upper()
+    saves = " and ".join(_SAVE.get(t.lower(), t) for t in tied) or _SAVE[limiter]
     return [
         ctx.finding(
             "OCC-limited", latency_share, id=finding_id(f"OCC-{limiter}-limited", None),
             title=scoped_title(
-                f"Occupancy {waves} wave(s)/SIMD, limited by {limiter.upper()}",
+                f"Occupancy {waves} wave(s)/SIMD, limited by {limiters}",
                 "kernel",
                 "all memory-wait and barrier stall",
             ),
@@ -111,11 +125,12 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
             estimated_gain=occupancy_gain(latency_share, waves, limits.occupancy_shared_bandwidth),
             scope="kernel",
             root_cause=(
-                f"Only {waves} wave(s) per SIMD fit because of {_SAVE[limiter]}; with "
+                f"Only {waves} wave(s) per SIMD fit because of {saves}"
+                + (" (tied: lifting one alone adds no wave)" if len(tied) > 1 else "") + "; with "
                 f"{latency_share:.0%} of stall on memory waits and barriers there are too few other "
                 f"waves to switch to while one waits. {_next_level_text(occ)}"
             ).strip(),
-            fix=f"Reduce {_SAVE[limiter]} to the next-level target. {_KNOB} {MAXNREG_WARNING}",
+            fix=f"Reduce {saves} to the next-level target. {_KNOB} {MAXNREG_WARNING}",
             schematic="@flyc.kernel(waves_per_eu=N+1)    # or __launch_bounds__(256, N+1) in HIP",
             evidence=[],
             location=None,
@@ -125,14 +140,18 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
 
 
 @plan_rule(id="BAR-dominated", lever="sync", serves=("synchronisation",), order=120,
-           thresholds=(KernelWideThresholds,))
+           thresholds=(KernelWideThresholds,),
+           variants=(FindingKind("BAR-ping-pong-phase", "memory-pipeline"),))
 def barrier_dominated(ctx: PlanContext) -> list[Finding]:
     """Barriers hold a large share of stall.
 
     Barrier stall is a large part of the kernel: waves wait for the slowest one.
 
-    Trigger: barrier stall ≥ 20 % of all stall
-    Evidence: top barrier instructions
+    Trigger: barrier stall ≥ 20 % of all stall; in a ping-pong schedule (`structure.barriers.
+        ping_pong`: a conditional barrier before the hot loop staggers two wave groups) it is
+        `BAR-ping-pong-phase` instead: the barrier wait is the partner group's load/LDS phase
+        (fix: shorten that phase, never remove the barriers)
+    Evidence: top barrier instructions (ping-pong: the waits before the pairing barriers first)
     Gain: 20–60 % of barrier stall
     Fix: double-buffer LDS (one barrier per iteration), balance work between waves"""
     limits = ctx.thresholds.of(KernelWideThresholds)
@@ -149,6 +168,9 @@ def barrier_dominated(ctx: PlanContext) -> list[Finding]:
     )
     evidence = [ctx.evidence(ins, "barrier") for ins in barriers[:5]]
     location = ctx.user_location(evidence)
+    structure = ctx.structure.get("barriers") or {}
+    if structure.get("ping_pong"):
+        return [ping_pong_phase(ctx, share, barriers, structure, location)]
     return [
         ctx.finding(
             "BAR-dominated", share, location=location,
@@ -172,13 +194,43 @@ def barrier_dominated(ctx: PlanContext) -> list[Finding]:
     ]
 
 
+def ping_pong_phase(ctx: PlanContext, share: float, barriers: list[dict], structure: dict,
+                    location: str | None) -> Finding:
+    """BAR-ping-pong-phase: in a ping-pong schedule a loop barrier pairs the two wave groups; its
+    wait is one group waiting for the other's load/LDS phase (issue 21.4): shorten that phase."""
+    causes = sorted((c for c in structure.get("barriers") or [] if c.get("cause_index") is not None),
+                    key=lambda c: -(c.get("stall") or 0))
+    cause_rows = [c["cause_index"] for c in causes[:4] if c["cause_index"] in ctx.instructions]
+    evidence = [ctx.evidence(ctx.instructions[i], "wait before a pairing barrier") for i in cause_rows]
+    evidence += [ctx.evidence(ins, "pairing barrier") for ins in barriers[:3]]
+    return ctx.finding(
+        "BAR-ping-pong-phase", share, location=location,
+        title=(f"Ping-pong: the barrier waits ({share:.0%} of stall) are one wave group waiting for "
+               "its partner's load/LDS phase"),
+        estimated_gain=hiding_gain(share, *ctx.thresholds.of(KernelWideThresholds).ping_pong_hideable,
+                                   "the barrier stall (a shorter partner phase)"),
+        scope="kernel",
+        root_cause=(f"A conditional barrier before the loop (row(s) "
+                    f"{', '.join(map(str, structure.get('staggering_barriers') or []))}) staggers "
+                    "two wave groups, so each loop barrier pairs one group's memory/LDS phase with "
+                    "the other's MFMA phase. A wait there means the memory/LDS phase is longer than "
+                    "the MFMA phase it should hide behind."),
+        fix=("Shorten the load/LDS phase: issue the burst of global loads earlier (right after the "
+             "previous async wait), split the LDS reads and their waits across the phase, move "
+             "address arithmetic out of it. Do not remove the barriers: they are the schedule."),
+        schematic="group A: wait(buf0); load(buf1) | group B: mfma(buf0)   # balance the phases",
+        evidence=evidence, effort="medium",
+    )
+
+
 @plan_rule(id="SRC-no-source-mapping", lever="none", order=150, thresholds=(KernelWideThresholds,))
 def no_source_mapping(ctx: PlanContext) -> list[Finding]:
     """Most instructions map to no source line.
 
     Most instructions have no source line: the plan cannot point at code until that is fixed.
 
-    Trigger: mapped fraction ≤ 50 %
+    Trigger: mapped fraction ≤ 50 %; not ranked: a capture-quality note (`capture_quality` in
+        summary.json, its own section before the findings)
     Evidence: —
     Gain: none (enables the other findings)
     Fix: re-capture with line tables (debug info, JIT cache bypassed)"""
@@ -192,7 +244,8 @@ def no_source_mapping(ctx: PlanContext) -> list[Finding]:
         ctx.finding(
             "SRC-no-source-mapping", 1 - mapped,
             title=f"Only {mapped:.0%} of instructions map to a source line",
-            priority="MED",
+            priority="LOW",
+            ranked=False,  # a note about the capture (issue 21.2), never a change to rank
             estimated_gain=Gain(
                 low=0.0,
                 high=0.0,

@@ -118,7 +118,9 @@ def top_line_hotspots(ctx: PlanContext, covered: set[str]) -> list[Finding]:
         kind = line.get("dominant_type") or isa.OTHER
         cause, fix, low, high = hideable_range(kind, limits)
         # pcsampling documents carry stalled samples instead of stall cycles
-        cost = lambda i: (i.get("stall_cycles") or 0, i.get("pc_stalled") or 0)  # noqa: E731
+        # pcsampling: stalled samples; no stall column (legacy): latency
+        cost = lambda i: (i.get("stall_cycles") or 0, i.get("pc_stalled") or 0,  # noqa: E731
+                          i.get("latency_cycles") or 0 if i.get("stall_cycles") is None else 0)
         stalled = sorted(ctx.line_instructions(line), key=cost, reverse=True)
         rate = line.get("stall_rate")
         findings.append(

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kerneltrace.analysis.regions import split_regions
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
 from kerneltrace.plan.rules.line_hotspot import LineThresholds, hideable_range
 from kerneltrace.plan.spec import plan_rule
-from kerneltrace.plan.verdict import total_stall
+from kerneltrace.plan.verdict import estimated_stall, total_stall
 from kerneltrace.thresholds import heuristic
 
 
@@ -35,7 +35,7 @@ def lines_fail(ctx: PlanContext) -> bool:
     return mapped == 0 or artifact >= limits.lines_fail_share or not ctx.real_lines()
 
 
-@plan_rule(id="REGION-hotspot", lever="region", order=180,
+@plan_rule(id="REGION-hotspot", lever="region", order=180, calibrated=True,
            thresholds=(RegionThresholds, LineThresholds))
 def region_hotspots(ctx: PlanContext, *, force: bool = False) -> list[Finding]:
     """Instruction regions ranked when source lines cannot carry the ranking.
@@ -67,6 +67,10 @@ def region_hotspots(ctx: PlanContext, *, force: bool = False) -> list[Finding]:
     metric = "stall" if by == "stall_cycles" else "latency"
     for region in regions[:limits.max_regions]:
         share = region.metric_cycles / total
+        if by != "stall_cycles":  # no stall column: the region's estimated stall, not its latency
+            inside = [ctx.instructions[i] for i in region.instructions]
+            latency = sum(int(ins.get("latency_cycles") or 0) for ins in inside)
+            share *= sum(estimated_stall(ins) for ins in inside) / latency if latency else 0.0
         if share < limits.min_region_share and findings:
             break
         if not region.metric_cycles:
@@ -80,8 +84,8 @@ def region_hotspots(ctx: PlanContext, *, force: bool = False) -> list[Finding]:
             "REGION-hotspot", share, cap="HIGH", location=location,
             id=f"REGION-hotspot@rows{region.first_index}-{region.last_index}",
             title=f"{top_type} {metric} in instruction region {region.name}",
-            estimated_gain=hiding_gain(share, low, high, f"the region's {metric}")
-            if by == "stall_cycles" else None,
+            estimated_gain=replace(hiding_gain(share, low, high, f"the region's {metric}"),
+                                   unit="stall_cycles" if by == "stall_cycles" else "latency_cycles"),
             root_cause=(
                 f"Source lines cannot rank this kernel (the entry/decorator line or unmapped code "
                 f"holds the {metric}, or there are no line tables), so the instruction stream is "
@@ -101,7 +105,7 @@ def region_hotspots(ctx: PlanContext, *, force: bool = False) -> list[Finding]:
     return findings
 
 
-@plan_rule(id="GLUE-line-loads", lever="memory-pipeline", order=170,
+@plan_rule(id="GLUE-line-loads", lever="memory-pipeline", order=170, calibrated=True,
            thresholds=(RegionThresholds, LineThresholds))
 def glue_line_loads(ctx: PlanContext) -> list[Finding]:
     """The kernel's own data loads and their waits sit on the glue (entry) line.

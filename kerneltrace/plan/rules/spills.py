@@ -11,7 +11,6 @@ from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, finding_id
 from kerneltrace.plan.rules.waves_refs import wave_loops
 from kerneltrace.plan.spec import FindingKind, plan_rule
-from kerneltrace.plan.verdict import total_stall
 from kerneltrace.sourceloc import short_location
 from kerneltrace.thresholds import heuristic
 
@@ -37,21 +36,29 @@ class SpillThresholds:
     array_removable: tuple[float, float] = heuristic((0.5, 1.0), "share of the scratch (or fill "
                                                      "loop) cost keeping the array in registers "
                                                      "removes")
+    in_loop_hits: float = heuristic(0.5, "share of the hot loop header's hits from which a "
+                                    "scratch access runs with the iterations (one run 56 times in "
+                                    "a loop headed 7,168 times sits on a path they skip)")
 
 
-def _hot_loop_rows(ctx: PlanContext) -> tuple[int, int] | None:
-    """Rows of the hottest loop: the one the traced waves spent most time in, else the static
-    loop holding the most stall."""
+# An access belongs to the hot loop only when it runs with the loop's iterations: at least this
+# share of the header's hits (a scratch access run 56 times in a loop headed 7,168 times sits on a
+# path the iterations skip).
+
+
+def _hot_loop(ctx: PlanContext) -> tuple[int, int, int] | None:
+    """(first row, last row, header hits) of the hottest loop: the one the traced waves spent
+    most time in, else the code.json hot loop (`structure.control_flow`)."""
     observed = wave_loops(ctx)
-    if observed and isinstance(observed[0].get("first_index"), int):
-        return observed[0]["first_index"], observed[0]["last_index"]
-    best, best_stall = None, -1
-    for loop in ctx.static_loops:
-        stall = total_stall([ins for index, ins in ctx.instructions.items()
-                             if loop.contains(index)])
-        if stall > best_stall:
-            best, best_stall = (loop.first_index, loop.last_index), stall
-    return best
+    hot = (ctx.structure.get("control_flow") or {}).get("hot_loop")
+    seen = observed[0] if observed and isinstance(observed[0].get("first_index"), int) else None
+    seen_share = ((seen or {}).get("split") or {}).get("loop_share") or 0.0
+    if seen is not None and (hot is None or seen_share >= hot.get("time_share", 0.0) / 2):
+        first = seen["first_index"]
+        return first, seen["last_index"], (ctx.instructions.get(first) or {}).get("hits") or 0
+    if hot:
+        return hot["first_index"], hot["last_index"], hot.get("header_hits") or 0
+    return None
 
 
 def spills_of(ctx: PlanContext, classify: Callable[[str], str | None] = spill_kind) -> Spills | None:
@@ -61,12 +68,14 @@ def spills_of(ctx: PlanContext, classify: Callable[[str], str | None] = spill_ki
 
     def in_hot_loop(index: int) -> bool:
         if not hot:
-            hot.append(_hot_loop_rows(ctx))
-        rows = hot[0]
-        return rows is not None and rows[0] <= index <= rows[1]
+            hot.append(_hot_loop(ctx))
+        loop = hot[0]
+        hits = (ctx.instructions.get(index) or {}).get("hits") or 0
+        return (loop is not None and loop[0] <= index <= loop[1]
+                and hits >= ctx.thresholds.of(SpillThresholds).in_loop_hits * loop[2])
 
     return find_spills(ctx.hotspots, lambda index: ctx.loop_of(index) is not None, in_hot_loop,
-                       ctx.ranking_basis[0], classify)
+                       ctx.ranking_basis[0], classify, ctx.structure)
 
 
 def _first_location(ctx: PlanContext, spills: Spills) -> str | None:

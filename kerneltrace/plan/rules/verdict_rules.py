@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from kerneltrace.analysis.launch import bytes_per_lane
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, hiding_gain
@@ -18,7 +18,6 @@ from kerneltrace.plan.verdict import (
 )
 from kerneltrace.thresholds import heuristic
 
-_WIDTH = re.compile(r"_(?:load|store)_(?:dwordx(\d)|dword|b(\d+)|short|ushort|sshort|ubyte|sbyte)")
 LANES = 64
 
 
@@ -40,15 +39,9 @@ class VerdictRuleThresholds:
 
 
 def load_bytes(asm: str, lanes: int = LANES) -> int | None:
-    """Bytes one vector load moves for a full wave (dword = 4 bytes per lane)."""
-    match = _WIDTH.search(isa.opcode(asm))
-    if not match:
-        return None
-    if match.group(1):
-        return 4 * int(match.group(1)) * lanes
-    if match.group(2):
-        return int(match.group(2)) // 8 * lanes
-    return (4 if "dword" in match.group(0) else 2 if "short" in match.group(0) else 1) * lanes
+    """Bytes one vector load moves for a full wave (analysis.launch.bytes_per_lane × lanes)."""
+    per_lane = bytes_per_lane(asm)
+    return per_lane * lanes if per_lane else None
 
 
 def _user_location(ctx: PlanContext, instructions: list[dict]) -> str | None:

@@ -1,0 +1,84 @@
+"""Register def-use between instructions: true dependencies, legal hoists, serial select chains.
+
+Advice that reorders instructions must not move one across a true dependency (a later instruction
+reading a register an earlier one writes), nor across an instruction that reads or rewrites what
+the moved one writes. A select chain is a sequence of `v_cndmask`/`v_max`/`v_min` selects where
+each compare or select reads the result of the previous select (a running max/argmax): its
+compares cannot be batched ahead of the selects; the fix is a tree reduction or a packed
+(value, index) max. Registers come from `isa.registers` (reads/writes of the operand text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from kerneltrace.isa.classify import opcode
+from kerneltrace.isa.registers import reads, writes
+
+_SELECTS = ("v_cndmask", "v_max", "v_min", "v_pk_max", "v_pk_min")
+MIN_CHAIN = 3  # selects in a row before a chain is called serial
+
+
+@lru_cache(maxsize=4096)
+def _reads(asm: str) -> frozenset:
+    return frozenset(reads(asm))
+
+
+@lru_cache(maxsize=4096)
+def _writes(asm: str) -> frozenset:
+    return frozenset(writes(asm))
+
+
+def depends(producer: str, consumer: str) -> bool:
+    """True when `consumer` reads a register `producer` writes (read after write)."""
+    return bool(_writes(producer) & _reads(consumer))
+
+
+def can_move_above(asms: Sequence[str], moved: int, above: int) -> bool:
+    """Whether instruction `moved` may be placed before instruction `above` (positions in `asms`,
+    above < moved): no instruction in between writes what it reads, or reads or writes what it
+    writes."""
+    target = asms[moved]
+    its_reads, its_writes = reads(target), writes(target)
+    for asm in asms[above:moved]:
+        if writes(asm) & its_reads or (reads(asm) | writes(asm)) & its_writes:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class SelectChain:
+    """Positions of a serial chain of selects (each depends on the previous select's result)."""
+
+    first: int
+    last: int
+    length: int
+
+
+def select_chains(rows: Sequence[tuple[int, str]]) -> list[SelectChain]:
+    """Serial select chains in (index, asm) rows in program order: a select that reads the
+    previous select's result, directly or through an instruction between them that feeds it
+    (the compare writing its condition)."""
+    chains: list[SelectChain] = []
+    prev: tuple[int, str] | None = None
+    start, length = None, 0
+    between: list[str] = []
+    for index, asm in rows:
+        if not opcode(asm).startswith(_SELECTS):
+            between.append(asm)
+            continue
+        linked = prev is not None and (
+            depends(prev[1], asm)
+            or any(depends(prev[1], a) and _writes(a) & _reads(asm) for a in between))
+        if linked:
+            length += 1
+        else:
+            if start is not None and length >= MIN_CHAIN:
+                chains.append(SelectChain(start, prev[0], length))
+            start, length = index, 1
+        prev, between = (index, asm), []
+    if start is not None and prev is not None and length >= MIN_CHAIN:
+        chains.append(SelectChain(start, prev[0], length))
+    return chains

@@ -1,0 +1,88 @@
+"""The `structure` object of the hotspot document: control flow, drained waits, setup, barriers, launch.
+
+Everything here comes from the instruction table (code.json) and the kernel-trace / agent
+metadata alone, so it exists without wave files; it is computed from the document's own
+`instructions`, `metadata` and `occupancy` (the plan recomputes it the same way for documents
+written before it existed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import SimpleNamespace
+
+from kerneltrace.analysis.barriers import barrier_causes
+from kerneltrace.analysis.control_flow import control_flow, rows_from_instructions
+from kerneltrace.analysis.dataflow import select_chains
+from kerneltrace.analysis.drains import drain_waits, stall_by_class
+from kerneltrace.analysis.launch import launch_context, request_traffic
+from kerneltrace.analysis.setup import kernarg_bases, round_trips
+from kerneltrace.arch.table import get_arch, get_product
+
+TOP_WAITS = 12  # drained waits listed, by stall
+
+
+def _observed_headers(doc: Mapping) -> dict[int, int]:
+    """Latch → header rows the wave analysis saw jumps between (wave files refine the bounds)."""
+    out = {}
+    for loop in ((doc.get("waves") or {}).get("loops") or []):
+        latch, header = loop.get("last_index"), loop.get("first_index")
+        if isinstance(latch, int) and isinstance(header, int):
+            out[latch] = header
+    return out
+
+
+def _charged(drains) -> list[dict]:
+    """Wait cycles per youngest drained producer row, with the waits that charged it (the
+    static counterpart of `waves.waitcnt` producers)."""
+    cycles: dict[int, int] = {}
+    waits: dict[int, set[int]] = {}
+    for drain in drains:
+        if drain.youngest is not None and drain.stall:
+            cycles[drain.youngest] = cycles.get(drain.youngest, 0) + drain.stall
+            waits.setdefault(drain.youngest, set()).add(drain.index)
+    return [{"index": i, "cycles": c, "waits": sorted(waits[i])}
+            for i, c in sorted(cycles.items(), key=lambda kv: -kv[1])]
+
+
+def structure_of(doc: Mapping) -> dict:
+    """The `structure` object (docs/hotspot-json.md) of one hotspot document."""
+    instructions = [ins for ins in doc.get("instructions") or [] if isinstance(ins.get("index"), int)]
+    rows = rows_from_instructions(instructions)
+    pc_sampling = doc.get("format") == "pcsampling"
+    flow = control_flow(rows, _observed_headers(doc), "pc_samples" if pc_sampling else "latency+idle")
+    arch = get_arch(((doc.get("arch") or {}).get("name")) or "")
+    wave_size = (doc.get("occupancy") or {}).get("wave_size") or (arch.wave_size if arch else 64)
+    bases = kernarg_bases(rows)
+    drains = drain_waits(rows, flow, stores_in_vmcnt=not (arch and arch.family.startswith("RDNA")),
+                         kernarg_bases=bases)
+    total = sum((row.stall if row.stall is not None else row.time) for row in rows)
+    setup = round_trips(rows, drains, total, bases)
+    barriers = barrier_causes(rows, drains, flow)
+    metadata = doc.get("metadata") or {}
+    launch = launch_context(metadata.get("kernel_trace"), metadata.get("agent"),
+                            doc.get("occupancy"), wave_size)
+    product = get_product((metadata.get("agent") or {}).get("product_name"))
+    traffic = request_traffic(
+        [SimpleNamespace(asm=ins.get("asm") or "", hits=ins.get("hits") or 0) for ins in instructions],
+        flow.waves, wave_size, launch.grid_waves if launch else None,
+        launch.duration_ns if launch else None, product.peak_hbm_gbps if product else None)
+    ordered = sorted(instructions, key=lambda ins: ins["index"])
+    chains = select_chains([(ins["index"], ins.get("asm") or "") for ins in ordered])
+    by_class = stall_by_class(drains)
+    return {
+        "control_flow": flow.to_dict(),
+        "waits": {
+            "basis": "stall_cycles" if any(row.stall is not None for row in rows) else "latency_cycles",
+            "total_cycles": total,
+            "by_class": {k: {**v, "share": round(v["primary"] / total, 4) if total else 0.0}
+                         for k, v in sorted(by_class.items())},
+            "top": [d.to_dict() for d in sorted(drains, key=lambda d: -d.stall)[:TOP_WAITS]],
+            "charged": _charged(drains),
+        },
+        "setup": setup.to_dict() if setup else None,
+        "barriers": barriers.to_dict() if barriers else None,
+        "launch": launch.to_dict() if launch else None,
+        "traffic": traffic.to_dict() if traffic else None,
+        "select_chains": [{"first": c.first, "last": c.last, "length": c.length} for c in chains],
+    }

@@ -1,0 +1,178 @@
+"""Findings from the code.json structure: LAUNCH (grid vs GPU), SETUP (kernarg round trips), BW (bytes).
+
+LAUNCH: an under-filled GPU or a tail round; SETUP: serialized kernel-argument round trips; BW:
+request bytes at the HBM peak (docs/summary-json.md, rule catalogue)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kerneltrace.plan.context import PlanContext
+from kerneltrace.plan.findings import Finding, Gain
+from kerneltrace.plan.spec import FindingKind, plan_rule
+from kerneltrace.plan.verdict import launch_gain
+from kerneltrace.thresholds import heuristic
+
+RULE_UNDER = "LAUNCH-under-filled-gpu"
+RULE_TAIL = "LAUNCH-tail"
+RULE_SETUP = "SETUP-serial-kernarg-round-trips"
+RULE_BW = "BW-requests-at-hbm-peak"
+
+
+@dataclass(frozen=True)
+class LaunchThresholds:
+    """LAUNCH (grid vs GPU), SETUP (kernel-argument round trips), BW (request bytes)."""
+
+    CONCERN = "launch"
+    setup_removable: tuple[float, float] = heuristic(
+        (0.6, 1.0), "share of the serialized kernel-argument round trips' wait a hoist into the "
+        "first batch removes (what remains is the loads' issue)")
+    min_late_share: float = heuristic(0.03, "stall share of the serialized round trips from "
+                                      "which they are a finding")
+    fewer_bytes: tuple[float, float] = heuristic(
+        (0.1, 0.4), "share of a bandwidth-bound kernel's vector-memory stall fewer bytes "
+        "(fusion, narrower types) remove")
+
+
+def _lifetime(ctx: PlanContext) -> int:
+    return sum((ins.get("latency_cycles") or 0) + (ins.get("idle_cycles") or 0)
+               for ins in ctx.program_order)
+
+
+@plan_rule(id=RULE_UNDER, lever="launch", serves=("launch-bound",), order=5,
+           thresholds=(LaunchThresholds,),
+           variants=(FindingKind(RULE_TAIL, "launch", ("launch-bound",)),))
+def launch_findings(ctx: PlanContext) -> list[Finding]:
+    """The grid leaves CUs idle, or a tail round: the first knob is the grid shape.
+
+    Trigger: `structure.launch.launch_bound` (≥ 50 % of the CUs get no workgroup, or the last
+        round of resident workgroups leaves ≥ 25 % of the run's capacity idle) with a launch gain
+        > 0; `LAUNCH-tail` when most CUs get work but the last round is nearly empty
+    Evidence: — (kernel-wide; the reason names workgroups, CUs, rounds)
+    Gain: the idle share × (1 − the kernel-argument round trips' share of a wave's life, paid by
+        every wave however the work is split), low end halved; kernel time
+    Fix: tile/split configuration (split-K / stream-K, smaller tiles, several problems per
+        launch), or one more resident workgroup per CU for a tail"""
+    launch = ctx.structure.get("launch") or {}
+    gain = launch_gain(ctx.hotspots)
+    if not launch.get("launch_bound") or gain is None or gain[1] <= 0:
+        return []
+    low, high, reason = gain
+    tail = (launch.get("tail_loss") or 0) > 1 - (launch.get("cu_fill") or 0)
+    rule = RULE_TAIL if tail else RULE_UNDER
+    title = (f"Tail: {launch['workgroups']} workgroups need {launch['rounds']:.2f} rounds of "
+             f"resident workgroups; the last leaves {launch['tail_loss']:.0%} of the GPU idle"
+             if tail else
+             f"Under-filled GPU: {launch['workgroups']} workgroups on {launch['cu_count']} CUs "
+             f"({1 - launch['cu_fill']:.0%} of the CUs idle, {launch['waves_per_simd_grid']} waves "
+             "per SIMD from the grid)")
+    fix = ("Change the tile/split configuration so the grid fills the GPU: a smaller tile or "
+           "split-K / stream-K (more workgroups per output), or batch several problems per launch"
+           if not tail else
+           "Make the grid a multiple of CUs × resident workgroups per CU: retile, or fit one more "
+           "workgroup per CU (the occupancy limiter) so the last round is not nearly empty")
+    return [ctx.finding(
+        rule, 0.0, id=rule, title=title, priority="HIGH",
+        estimated_gain=Gain(low, high, f"{reason}; the idle share of the GPU times the part of a "
+                            "wave's life that is divisible work (the kernel-argument round trips "
+                            "are paid by every wave), halved for the low end: a split adds "
+                            "reduction work and smaller tiles reuse less", unit="kernel_time"),
+        root_cause=(f"{reason}. Every traced wave runs with the GPU mostly empty, so latency "
+                    "hiding inside it cannot help the CUs that have no work."),
+        fix=fix, scope="kernel", effort="high",
+        evidence=[],
+    )]
+
+
+@plan_rule(id=RULE_SETUP, lever="setup-round-trips", order=6, thresholds=(LaunchThresholds,))
+def setup_round_trips(ctx: PlanContext) -> list[Finding]:
+    """Kernel-argument loads issued in several batches, each waited before the next.
+
+    Trigger: `structure.setup` has a serialized round trip (an `s_load` batch from the kernarg
+        pointer issued after an earlier batch's wait) holding ≥ 3 % of stall
+    Evidence: the round trips' waits and the late loads
+    Gain: 60–100 % of the late trips' share of the waves' lifetime; kernel time
+    Fix: issue every kernel-argument `s_load` in the first batch, or preload the arguments"""
+    limits = ctx.thresholds.of(LaunchThresholds)
+    setup = ctx.structure.get("setup") or {}
+    if (not setup.get("serialized_round_trips")
+            or (setup.get("late_share") or 0) < limits.min_late_share):
+        return []
+    trips = setup["trips"]
+    late = [t for t in trips if t["serialized"]]
+    lifetime = _lifetime(ctx) or 1
+    share = setup["late_stall_cycles"] / lifetime
+    loads = sorted(i for t in late for i in t["loads"])
+    waits = ", ".join(f"#{t['wait_index']}" for t in trips)
+    low_part, high_part = limits.setup_removable
+    gain = Gain(round(share * low_part, 4), round(min(1.0, share * high_part), 4),
+                f"the serialized round trips' waits are {share:.1%} of the waves' lifetime; hoisting "
+                f"removes {low_part:.0%}–{high_part:.0%} of them (hypothesis — verify by re-timing)",
+                unit="kernel_time")
+    first = trips[0]
+    location = ctx.evidence(ctx.instructions[first["wait_index"]]).location \
+        if first["wait_index"] in ctx.instructions else None
+    return [ctx.finding(
+        RULE_SETUP, setup["late_share"], id=RULE_SETUP, priority="MED",
+        title=(f"{len(trips)} kernel-argument round trips, {len(late)} of them after an earlier "
+               f"one's wait: hoist the late `s_load`s (rows {', '.join(map(str, loads[:8]))}) into "
+               "the first batch"),
+        estimated_gain=gain, location=location, scope="kernel", effort="low",
+        root_cause=(f"The wave reads its kernel arguments from {', '.join(setup['bases'])} in "
+                    f"{len(trips)} batches, each drained by its own `s_waitcnt lgkmcnt` ({waits}); "
+                    f"the later batches are issued only after an earlier wait, though their address "
+                    f"is the kernarg pointer itself (no data dependency on the first batch). Each is "
+                    "a full scalar-memory round trip the wave sits through: "
+                    f"{setup['late_stall_cycles']:,} stall cycles ({setup['late_share']:.0%} of all "
+                    "stall) on the late ones."),
+        fix=("Issue every kernel-argument `s_load` in the first batch, before the first wait (load "
+             "the arguments a branch needs up front too), or preload them into SGPRs (kernarg "
+             "preload, `.amdhsa_user_sgpr_kernarg_preload_length` on gfx942/gfx950): one round trip "
+             "instead of several. Needs the SGPRs to stay live; check the SGPR count."),
+        evidence=[ctx.evidence(ctx.instructions[t["wait_index"]],
+                               f"round trip {k + 1}{' (serialized)' if t['serialized'] else ''}")
+                  for k, t in enumerate(trips[:6]) if t["wait_index"] in ctx.instructions]
+                 + [ctx.evidence(ctx.instructions[i], "late kernel-argument load")
+                    for i in loads[:4] if i in ctx.instructions],
+    )]
+
+
+@plan_rule(id=RULE_BW, lever="memory-bytes", serves=("memory-bandwidth",), order=7,
+           thresholds=(LaunchThresholds,))
+def request_bandwidth(ctx: PlanContext) -> list[Finding]:
+    """The requested bytes reach the HBM peak: only fewer bytes help.
+
+    Trigger: verdict `memory-bandwidth` decided from request bytes (`structure.traffic`)
+    Evidence: the costliest vector-memory instructions
+    Gain: 10–40 % of the vector-memory stall
+    Fix: move fewer bytes (fusion, narrower types, no re-reads); confirm with PMC counters"""
+    limits = ctx.thresholds.of(LaunchThresholds)
+    if ctx.verdict.kind != "memory-bandwidth":
+        return []
+    traffic = ctx.structure.get("traffic") or {}
+    fraction = traffic.get("fraction_of_peak")
+    if fraction is None:
+        return []
+    memory = ctx.type_share("VMEM-wait", "VMEM-load", "VMEM-store")
+    low, high = memory * limits.fewer_bytes[0], memory * limits.fewer_bytes[1]
+    per_wave = (traffic.get("load_bytes_per_wave") or 0) + (traffic.get("store_bytes_per_wave") or 0)
+    return [ctx.finding(
+        RULE_BW, memory, id=RULE_BW, priority="HIGH",
+        title=(f"Bandwidth-bound: {per_wave / 1024:.1f} KiB per wave × {traffic['grid_waves']:,} "
+               f"waves = {traffic['dispatch_bytes'] / 1e6:,.0f} MB requested in "
+               f"{ctx.structure['launch']['duration_ns'] / 1000:.1f} µs ({fraction:.0%} of HBM peak)"),
+        estimated_gain=Gain(round(low, 4), round(high, 4),
+                            f"fewer bytes shorten the {memory:.0%} vector-memory stall by "
+                            f"{limits.fewer_bytes[0]:.0%}–{limits.fewer_bytes[1]:.0%} (hypothesis)",
+                            unit="stall_cycles"),
+        scope="kernel", effort="medium",
+        root_cause=(f"The kernel's loads and stores request {traffic['request_gbps'] / 1000:.1f} TB/s "
+                    f"against a {traffic['peak_gbps'] / 1000:.1f} TB/s HBM peak: the memory path is "
+                    "saturated, so prefetching or more waves only queue more requests."),
+        fix=("Move fewer bytes: fuse with the producer or consumer kernel, use narrower types "
+             "(bf16/fp8 for intermediates), avoid re-reading inputs; capture PMC counters "
+             "(TCC_EA_RDREQ) to confirm the HBM traffic."),
+        evidence=[ctx.evidence(ins, "vector memory") for ins in sorted(
+            (i for i in ctx.program_order if i.get("type") in ("VMEM-wait", "VMEM-load", "VMEM-store")
+             and i.get("stall_cycles")), key=lambda i: -i["stall_cycles"])[:4]],
+    )]
