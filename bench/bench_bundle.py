@@ -13,25 +13,17 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.timing import median_seconds
 from kerneltrace.model.dispatchdir import find_dispatch_dirs
 from kerneltrace.model.metadata import find_metadata
 from kerneltrace.readers.codejson import read_code_json
 
 SHARED = (Path(__file__).resolve().parents[2] / "shared" / "captures").resolve()
 
-
-def median_seconds(action, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> int:

@@ -15,20 +15,12 @@ import json
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-
-def best(function, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return min(times)
+from bench.timing import best_seconds  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         def run(path: Path) -> None:
             render_text(analyze_dispatch(path, arch="gfx942", waves=True))
 
-        baseline = best(lambda: run(clean), args.repeat)
+        baseline = best_seconds(lambda: run(clean), args.repeat)
         print(f"clean capture: {baseline * 1000:.1f} ms (best of {args.repeat})")
         print("| asm token | analysis + text report | / clean |")
         print("|---:|---:|---:|")
@@ -58,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             row = next(i for i, r in enumerate(document["code"]) if not r[0].lstrip().startswith(";"))
             document["code"][row][0] = "v_add" + "_e32" * (size // 4) + "x"
             (hostile / "code.json").write_text(json.dumps(document))
-            seconds = best(lambda path=hostile: run(path), args.repeat)
+            seconds = best_seconds(lambda path=hostile: run(path), args.repeat)
             print(f"| {size:,} chars | {seconds * 1000:.1f} ms | {seconds / baseline:.1f}× |")
     return 0
 

@@ -16,10 +16,13 @@ import json
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.timing import median_seconds  # noqa: E402
+
 EXAMPLES = REPO.parent / "shared" / "captures" / "flydsl-kernel-profiling-lib" / "examples"
 CAPTURES = {
     "moe_reduce (19 MB, 4112 waves)": EXAMPLES / "moe_reduce/att_viewer/big/ui_output_agent_42768_dispatch_39",
@@ -29,14 +32,6 @@ CAPTURES = {
     / "att" / "flash_fwd_splitkv_mla_kernel_v1_ui",
 }
 
-
-def _median_s(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def _without_explorer_fields(doc: dict) -> dict:
@@ -99,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     driver = None
     if args.browser:
         sys.path.insert(0, str(REPO / "tests"))
+
         from browser_setup import start_chromium
 
         driver = start_chromium()
@@ -114,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
             slim = len(json.dumps(_without_explorer_fields(doc)))
             summary = build_summary([doc], [])
             dispatch = summary["kernels"][0]["dispatches"][0]
-            render = _median_s(lambda: render_html(summary, [doc], []), args.repeat)  # noqa: B023
-            explorer = _median_s(lambda: script_json(explorer_data(dispatch, doc)), args.repeat)  # noqa: B023
+            render = median_seconds(lambda: render_html(summary, [doc], []), args.repeat)  # noqa: B023
+            explorer = median_seconds(lambda: script_json(explorer_data(dispatch, doc)), args.repeat)  # noqa: B023
             page = out / f"{len(list(out.iterdir()))}.html"
             html = plan_outputs(build_summary([doc], [], run="bench"), [doc], [])["plan.html"]
             page.write_text(html, encoding="utf-8")

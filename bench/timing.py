@@ -1,0 +1,25 @@
+"""Timing helpers shared by the bench scripts: repeated calls of one action in this process."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+
+def samples(action: Callable[[], object], repeat: int) -> list[float]:
+    """Wall seconds of ``repeat`` calls of ``action``."""
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def median_seconds(action: Callable[[], object], repeat: int) -> float:
+    return statistics.median(samples(action, repeat))
+
+
+def best_seconds(action: Callable[[], object], repeat: int) -> float:
+    return min(samples(action, repeat))
