@@ -231,10 +231,17 @@ def streaming(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         with os.fdopen(fd, "wb") as handle:
             yield handle
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
+    import errno
     import tempfile
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as err:
+        raise _write_failed(err, target) from None
+    # what a full disk, a quota or a read-only folder raise from the writes (the body's, the
+    # buffer's flush at close, fsync); other errors of the body (reading its inputs) pass as they are
+    write_errors = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
     try:
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), output_mode())
@@ -242,6 +249,11 @@ def streaming(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+    except OSError as err:
+        _unlink(tmp)
+        if isinstance(err, InputError) or err.errno not in write_errors:
+            raise
+        raise _write_failed(err, target) from None
     except BaseException:
         _unlink(tmp)
         raise

@@ -46,11 +46,36 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"costliest instructions drawn first (default {DEFAULT_TOP_INSTRUCTIONS})")
     parser.add_argument("--max-mb", type=number("--max-mb", minimum=0.001), default=DEFAULT_MAX_MB,
                         help=f"size cap of the trace file in MB (default {DEFAULT_MAX_MB:g})")
+    parser.add_argument("--drop-on-error", action="store_true",
+                        help="pipeline: a capture that cannot be exported gets an empty trace (the plan "
+                             "links none) and its reason on stderr, instead of failing the run; a "
+                             "failed write still fails")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if not args.drop_on_error:
+        return _export(args)
+    import traceback
+
+    from kerneltrace import atomic
+    from kerneltrace.errors import InputError
+    from kerneltrace.safetext import one_line
+
+    try:
+        return _export(args)
+    except atomic.WriteError:
+        raise
+    except Exception as err:  # one bad capture is one dropped timeline (the job's log has why)
+        if not isinstance(err, InputError):
+            traceback.print_exc(file=sys.stderr)
+        print(f"dropped {one_line(str(args.dispatch_dir))}: no timeline ({one_line(str(err))})", file=sys.stderr)
+        atomic.write_bytes(args.out, b"")  # an empty Perfetto trace: the plan links none
+        return 0
+
+
+def _export(args: argparse.Namespace) -> int:
     from kerneltrace.render.timeline.export import export_timeline
 
     result = export_timeline(args.dispatch_dir, args.out, fmt=args.format, arch=args.arch,
@@ -64,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def snakemake_argv(smk) -> list[str]:
     """The command line of the timeline rule."""
-    return [smk.params.dispatch_dir, "-o", smk.output.trace, *smk.params.extra]
+    return [smk.params.dispatch_dir, "-o", smk.output.trace, "--drop-on-error", *smk.params.extra]
 
 
 if __name__ == "__main__":

@@ -21,10 +21,11 @@ def reported_runs(reports: Path) -> list[str]:
 
 
 def _kept_hotspots(run_dir: Path, summary: dict) -> list[dict]:
-    """The run's kept hotspot documents, only when the summary lacks the launch facts they carry."""
+    """The run's kept hotspot documents: their kernel-trace rows give grid and workgroup sizes (the
+    summary's `launch` has the workgroup count and kernel time, not the sizes)."""
     entries = [d for k in summary.get("kernels") or [] if isinstance(k, dict)
                for d in k.get("dispatches") or [] if isinstance(d, dict)]
-    if not entries or all(isinstance(d.get("launch"), dict) for d in entries):
+    if not entries:
         return []
     docs = []
     for path in sorted((run_dir / "hotspots").glob("*.json")):

@@ -53,13 +53,13 @@ def main(argv: list[str] | None = None) -> int:
     thresholds = _thresholds(args.thresholds)
     inputs = args.hotspots + args.l2 + [p for p in (args.discovery, args.manifest) if p]
     discovery = _discovery(args.discovery)
-    hotspot_docs, l2_docs, dropped = load_plan_documents(
+    hotspot_docs, l2_docs, dropped, hotspot_paths = load_plan_documents(
         args.hotspots, args.l2, discovery_dropped(discovery.get("notes") or []))
     fixed = ("summary.json", "plan.md", "plan.html", "dispatches.md")
     atomic.refuse_input_overwrite([out / name for name in fixed], inputs)  # before any rendering
     summary = build_summary(hotspot_docs, l2_docs, run=args.run, dropped=dropped, thresholds=thresholds)
     files = plan_outputs(summary, hotspot_docs, l2_docs, charts=args.charts,
-                         timelines=timeline_links(args.hotspots, hotspot_docs, args.timelines, out))
+                         timelines=timeline_links(hotspot_paths, hotspot_docs, args.timelines, out))
     if args.discovery or args.manifest or dropped:
         files["dispatches.md"] = _dispatches_md(args.manifest, dropped, str(discovery.get("searched") or ""))
     # the chart files, whose names are known only now
@@ -84,8 +84,9 @@ def timeline_links(hotspots: list[Path], docs: list[dict], timelines: list[Path]
     import os
 
     by_stem = {path.stem: doc.get("dispatch_dir") for path, doc in zip(hotspots, docs, strict=True)}
+    # an empty trace is a timeline the export dropped (export_timeline.py --drop-on-error)
     return {by_stem[path.stem]: os.path.relpath(path, out).replace(os.sep, "/")
-            for path in timelines if path.stem in by_stem}
+            for path in timelines if path.stem in by_stem and path.stat().st_size > 0}
 
 
 def _discovery(path: Path | None) -> dict:

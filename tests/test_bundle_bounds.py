@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import shutil
 import subprocess
 import sys
@@ -210,8 +211,10 @@ def test_another_users_private_folder_is_a_skip_for_a_non_root_user(tmp_path):
     (private / "deeper").mkdir(parents=True)
     os.chown(private, DECOY_UID, DECOY_UID)
     private.chmod(0o700)
-    for path in (tmp_path.parent.parent, tmp_path.parent, tmp_path, home):
-        path.chmod(0o755)  # pytest's temp root is 0700
+    # pytest's temp root (and, under xdist, each worker's folder) is 0700: open the way to the capture
+    for path in [*reversed([p for p in tmp_path.parents if p.is_relative_to(Path(tempfile.gettempdir()))
+                            and p != Path(tempfile.gettempdir())]), tmp_path, home]:
+        path.chmod(0o755)
     document = analyze_dispatch(dispatch)  # as root: every module imported before the fork
     render_text(document)
     load_side(dispatch)

@@ -94,7 +94,7 @@ def quality_notes(document: dict, plan: dict) -> list[str]:
     """Capture-quality notes: what the capture lacks or may distort, never ranked as changes."""
     given = plan.get("capture_quality")
     if isinstance(given, list) and given:
-        return [clip(note.get("text") if isinstance(note, dict) else note) for note in given]
+        return [clip(note.get("note") or note.get("kind") if isinstance(note, dict) else note) for note in given]
     notes: list[str] = []
     mapping = document.get("source_mapping") or {}
     if mapping.get("hint"):

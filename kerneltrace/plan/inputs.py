@@ -27,20 +27,22 @@ def load_document(path: Path, schema_prefix: str | tuple[str, ...]) -> dict:
 
 
 
-def load_plan_documents(hotspots: list[Path], l2: list[Path],
-                        dropped: list[dict] | None = None) -> tuple[list[dict], list[dict], list[dict]]:
-    """(hotspot documents, L2 documents, dropped dispatches). A ``kerneltrace.dropped/1`` document
-    given as a hotspot document is a dropped dispatch; ``dropped`` adds those of discovery. At least
-    one hotspot document, or one dropped dispatch to explain why there is none, is required."""
+def load_plan_documents(hotspots: list[Path], l2: list[Path], dropped: list[dict] | None = None
+                        ) -> tuple[list[dict], list[dict], list[dict], list[Path]]:
+    """(hotspot documents, L2 documents, dropped dispatches, the paths of those hotspot documents).
+    A ``kerneltrace.dropped/1`` document given as a hotspot document is a dropped dispatch;
+    ``dropped`` adds those of discovery. At least one hotspot document, or one dropped dispatch to
+    explain why there is none, is required."""
     documents = [load_document(path, ("kerneltrace.hotspots/", DROPPED_SCHEMA)) for path in hotspots]
     hotspot_docs = [doc for doc in documents if doc["schema"] != DROPPED_SCHEMA]
+    kept_paths = [path for path, doc in zip(hotspots, documents, strict=True) if doc["schema"] != DROPPED_SCHEMA]
     dropped = list(dropped or []) + [
         {"dispatch_dir": doc.get("dispatch_dir"), "stage": "analysis", "reason": str(doc.get("reason") or "?")}
         for doc in documents if doc["schema"] == DROPPED_SCHEMA]
     if not hotspot_docs and not dropped:
         raise InputError("no hotspot documents given", "--hotspots", "pass at least one JSON file")
     l2_docs = [load_document(path, "kerneltrace.l2/") for path in l2]
-    return hotspot_docs, l2_docs, dropped
+    return hotspot_docs, l2_docs, dropped, kept_paths
 
 
 def discovery_dropped(notes: list[str]) -> list[dict]:

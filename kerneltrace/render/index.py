@@ -75,7 +75,7 @@ def run_row(
         stalls = [
             {"label": _dispatch_label(d), "stall_cycles": (d.get("totals") or {}).get("stall_cycles"),
              **launch_facts(d, by_dir.get(str(d.get("dispatch_dir")))),
-             "fill": _launch_text(d.get("launch"))}
+             "launch": _launch_text(d.get("launch"))}
             for d in dispatches
         ]
         findings = [f for d in dispatches for f in d.get("findings") or []]
