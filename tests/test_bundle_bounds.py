@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
