@@ -7,7 +7,8 @@ variant v3 / v3-develop / legacy / pcsampling / no-source / empty, plus gfx90a a
 runs `scripts/hotspot_analyzer.py DIR --json J --text T [--waves]` and the default text report
 on stdout (`DIR --topk 15 --mode both`, and `--detail --mode src`) from each checkout with the same
 interpreter, and compares JSON, text, stdout, stderr and exit code byte for byte (`cmp`).
-Usage: python bench/check_outputs.py --baseline-root OTHER_CHECKOUT [--captures DIR]
+Usage: python bench/check_outputs.py --baseline-root OTHER_CHECKOUT [--captures DIR] [--only NAME ...]
+(`--only json+text+waves`: just the `--waves` command line, for a change to the wave reader).
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline-root", type=Path, required=True, help="the other checkout (e.g. main)")
     parser.add_argument("--captures", type=Path, default=CAPTURES, help=f"real captures (default {CAPTURES})")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="compare only these command lines "
+                        "(json+text, json+text+waves, stdout, detail, json-stdout)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
@@ -66,6 +69,11 @@ def main(argv: list[str] | None = None) -> int:
             "detail": ["--detail", "--mode", "src", "--topk", "7"],
             "json-stdout": ["--json", "-"],
         }
+        if args.only:
+            unknown = set(args.only) - commands.keys()
+            if unknown:
+                parser.error(f"unknown command line(s): {', '.join(sorted(unknown))}")
+            commands = {name: extra for name, extra in commands.items() if name in args.only}
         runs = differences = 0
         for number, directory in enumerate(dirs):
             for name, extra in commands.items():

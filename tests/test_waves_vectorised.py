@@ -231,9 +231,8 @@ def corrupt(rng: np.random.Generator, wave: WaveFile) -> WaveFile:
         lines = wave.waitcnt_lines.copy()
         lines[0] = ROWS
         fields = {"waitcnt_lines": lines}
-    from dataclasses import replace
-
-    return replace(wave, **fields)
+    values = {name: getattr(wave, name) for name in type(wave).__record_fields__}
+    return type(wave)(**{**values, **fields})
 
 
 @pytest.mark.parametrize("seed", range(60))

@@ -28,7 +28,7 @@ from kerneltrace.readers.wavefile.record import WaveFile, build_wave, empty_arra
 
 _ARRAY_NAMES = ("instructions", "timeline", "waitcnt")
 _WIDTHS = {"instructions": 5, "timeline": 2}
-_DIGITS_AND_WHITESPACE = b"0123456789 \t\r\n"
+DIGITS_AND_WHITESPACE = b"0123456789 \t\r\n"
 # Skeleton of a regular waitcnt array: [[line,[[p,x],...]],...] with digits removed.
 _WAITCNT_SKELETON = re.compile(
     rb"\[(?:\[,\[(?:\[,\](?:,\[,\])*)?\]\](?:,\[,\[(?:\[,\](?:,\[,\])*)?\]\])*)?\]")
@@ -40,7 +40,7 @@ _PAIR = b"[,]"
 _KEY_RE = re.compile(rb'"(' + b"|".join(name.encode() for name in _ARRAY_NAMES) + rb')":')
 
 
-def _rows_skeleton(rows: int, width: int) -> bytes:
+def rows_skeleton(rows: int, width: int) -> bytes:
     """The skeleton (digits and whitespace deleted) of a regular array of `rows` × `width` ints.
 
     Integer counts alone cannot see ragged rows that compensate each other
@@ -68,6 +68,7 @@ class SimdReader:
 
     def __init__(self, simdjson_module: Any) -> None:
         self._simdjson = simdjson_module
+        self.module = simdjson_module  # for other readers of decoder JSON (occupancy.json)
         self._parser = simdjson_module.Parser()
 
     def certify(self, data: bytes, path: Path) -> Certified | None:
@@ -87,7 +88,7 @@ class SimdReader:
 
     def _certify(self, data: bytes, path: Path) -> Certified | None:
         simdjson = self._simdjson
-        skeleton = data.translate(None, _DIGITS_AND_WHITESPACE)
+        skeleton = data.translate(None, DIGITS_AND_WHITESPACE)
         document = self._parser.parse(data)
         wave = document.get("wave") if isinstance(document, simdjson.Object) else None
         if not isinstance(wave, simdjson.Object):
@@ -118,7 +119,7 @@ class SimdReader:
             else:
                 width = _WIDTHS[name]
                 count, rest = divmod(buffer.nbytes, 8 * width)
-                if rest or not skeleton.startswith(_rows_skeleton(count, width), at):
+                if rest or not skeleton.startswith(rows_skeleton(count, width), at):
                     return None
             buffers[name] = buffer
         plain = _plain_document(simdjson, document, wave)
