@@ -197,7 +197,7 @@ def test_cluster_rules_are_exactly_the_rules_without_localrule():
     remote = {re.match(r"\w+ (\w+):", b).group(1) for b in blocks
               if re.match(r"(rule|checkpoint) \w+:", b) and "localrule: True" not in b}
     assert remote == set(hook.cluster_rules({"cmd", "dir"}, pmc_enabled=True))
-    assert hook.cluster_rules({"dir"}, pmc_enabled=True) == ["hotspots", "timeline"]
+    assert hook.cluster_rules({"dir"}, pmc_enabled=True) == ["hotspots"]
     assert "pmc_capture" not in hook.cluster_rules({"cmd"}, pmc_enabled=False)
 
 

@@ -1,6 +1,8 @@
 # Wave timelines: one Perfetto trace per dispatch dir that has wave files (docs/timeline.md).
 # Only requested for such dispatches (timeline_targets in common.smk, after the dispatches
 # checkpoint), so a capture without wave files never has a timeline job that could fail.
+# A local rule: an export takes seconds, and on SLURM a cluster job per dispatch (or a place in the
+# analysis group, whose runtime request it would lengthen) costs more than it saves.
 
 
 rule timeline:
@@ -10,8 +12,7 @@ rule timeline:
         trace="reports/{run}/timeline/{dispatch}.pftrace",
     log:
         "logs/{run}/timeline/{dispatch}.log",
-    group:
-        "analysis_{run}"
+    localrule: True
     params:
         dispatch_dir=dispatch_param("dispatch_dir"),
         extra=timeline_args,

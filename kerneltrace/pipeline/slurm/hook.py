@@ -39,8 +39,7 @@ from kerneltrace.pipeline.slurm.preflight import PROFILE, Request, group_width, 
 
 # Rules that run as cluster jobs, by the kind of run that has them; every other rule is a
 # localrule (tests/test_slurm_preflight.py keeps this true against workflow/rules/*.smk).
-CLUSTER_RULES = {"dir": ("hotspots", "timeline"),
-                 "cmd": ("discover_kernels", "att_capture", "hotspots", "timeline")}
+CLUSTER_RULES = {"dir": ("hotspots",), "cmd": ("discover_kernels", "att_capture", "hotspots")}
 PMC_RULES = ("pmc_capture",)
 COMMAND_TIMEOUT_S = 30
 
