@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint format bench clean
+.PHONY: demo test test-slow test-all test-fast lint format bench clean
 
 TEST_STAMP := $(VENV)/.installed-test
 
@@ -35,14 +35,23 @@ lint: $(TEST_STAMP)
 TEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
-# The one-node SLURM cluster tests run first and alone (their daemons and status polling share
-# the machine with no other test); as root they apt-get install slurm-wlm and munge when missing.
+# `make test` (the README's test command, <= 5 minutes on 2 cores): lint, the unit tests and one
+# end-to-end run of each kind of input. The slow tier (tests/tiers.py: repeated Snakemake runs,
+# sweeps of every real capture, the headless browser) and the one-node SLURM cluster run in
+# `make test-slow`; CI (.ci/run) runs both. The SLURM tests run first and alone (their daemons and
+# status polling share the machine with no other test); as root they apt-get install slurm-wlm and
+# munge when missing.
 test: lint
+	$(PYTEST) -m "not slow and not slurm and not browser"
+
+test-slow: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q -m slurm -rs
-	$(PYTEST) -m "not slurm"
+	$(PYTEST) -m "(slow or browser) and not slurm"
+
+test-all: test test-slow
 
 # Inner loop: ruff + the unit tests (no end-to-end Snakemake run, no sweep of the real captures,
-# no SLURM cluster, no headless browser); `make test` runs everything.
+# no SLURM cluster, no headless browser); `make test-all` runs everything.
 test-fast: $(TEST_STAMP)
 	$(BIN)/ruff check kerneltrace scripts tests bench
 	$(PYTEST) -m "not e2e and not shared and not slurm and not browser"

@@ -1,10 +1,11 @@
-"""Shared pytest fixtures: where the real captures live, and the repository root."""
+"""Shared pytest fixtures: where the real captures live, the repository root, the slow tier."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from tiers import SLOW_TESTS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED = REPO_ROOT.parent / "shared"
@@ -39,3 +40,14 @@ def calibration() -> Path:
     if not CALIBRATION.is_dir():
         pytest.skip("../shared/calibration not present")
     return CALIBRATION
+
+
+def slow_key(item: pytest.Item) -> str:
+    """'file::test name' of a collected test, parameters dropped (the SLOW_TESTS key)."""
+    return f"{Path(str(item.fspath)).name}::{item.originalname}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if slow_key(item) in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)

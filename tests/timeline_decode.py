@@ -23,6 +23,7 @@ class Slice:
     depth: int
     flow_out: list = field(default_factory=list)
     flow_in: list = field(default_factory=list)
+    parent: Slice | None = None  # the enclosing slice on the same track (None at depth 0)
 
 
 @dataclass
@@ -42,7 +43,8 @@ def _nest(events: list[tuple]) -> list[Slice]:
     for ts, _, track, kind, name, args, flow_out, flow_in in events:
         stack = stacks.setdefault(track, [])
         if kind == "B":
-            stack.append(Slice(track, ts, -1, name, args, len(stack), flow_out, flow_in))
+            stack.append(Slice(track, ts, -1, name, args, len(stack), flow_out, flow_in,
+                               stack[-1] if stack else None))
         else:
             assert stack, f"END without BEGIN on track {track} at {ts}"
             top = stack.pop()
