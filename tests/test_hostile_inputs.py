@@ -25,6 +25,7 @@ from kerneltrace.readers import (
     counter_csv,
     csvs,
     filenames,
+    kernel_stats,
     pmc_perf,
     rocpd,
     snapshots,
@@ -102,7 +103,7 @@ READERS = {
     "wave_legacy.json": ("se0_sm0_sl0_wv0.json", _read_wave),
     "kernel_trace.csv": ("att_kernel_trace.csv", csvs.read_kernel_trace),
     "agent_info.csv": ("att_agent_info.csv", csvs.read_agent_info),
-    "kernel_stats.csv": ("discover_kernel_stats.csv", csvs.read_kernel_stats),
+    "kernel_stats.csv": ("discover_kernel_stats.csv", kernel_stats.read_kernel_stats),
     "counter_collection.csv": ("x_counter_collection.csv", counter_csv.read_counter_csv),
     "pmc_perf.csv": ("pmc_perf.csv", _read_pmc_perf),
 }

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import pandas as pd
+from pandas.api.typing import DataFrameGroupBy
+
 from kerneltrace.counters import table
 from kerneltrace.errors import InputError
 from kerneltrace.readers.counter_run import CounterDispatch, CounterRun
@@ -82,18 +85,27 @@ def match_runs(runs: Sequence[CounterRun], kernel: str) -> tuple[list[MatchedDis
             "or analyse the runs separately",
         )
     total = next(iter(counts.values()), 0)
-    matched = []
-    for index in range(total):
-        entry = MatchedDispatch(index=index, per_run=[ds[index] if ds else None for ds in per_run])
-        for run_index, dispatch in enumerate(entry.per_run):
-            if dispatch is None:
-                continue
-            for name, value in dispatch.counters.items():
-                if name not in entry.counters:  # the first run that has a counter provides it
-                    entry.counters[name] = value
-                    entry.counter_run[name] = run_index
-        matched.append(entry)
+    matched = [MatchedDispatch(index=index, per_run=[ds[index] if ds else None for ds in per_run])
+               for index in range(total)]
+    merged = merge_passes(matched)
+    for entry in matched:
+        if entry.index in merged.groups:
+            rows = merged.get_group(entry.index)
+            entry.counters = dict(zip(rows["counter"], rows["value"].tolist(), strict=True))
+            entry.counter_run = dict(zip(rows["counter"], rows["run"].tolist(), strict=True))
     return matched, warnings
+
+
+def merge_passes(matched: Sequence[MatchedDispatch]) -> DataFrameGroupBy:
+    """The single-pass jobs merged per matched dispatch: one row per (dispatch, counter), from the
+    first run that collected it (pandas: a long table, then the first of each pair), grouped by dispatch."""
+    long = pd.DataFrame(
+        [(entry.index, run, name, value) for entry in matched
+         for run, dispatch in enumerate(entry.per_run) if dispatch is not None
+         for name, value in dispatch.counters.items()],
+        columns=["index", "run", "counter", "value"])
+    first = long.drop_duplicates(["index", "counter"], keep="first")
+    return first.groupby("index", sort=False)
 
 
 def resolve_run_arch(explicit: str | None, runs: Sequence[CounterRun]) -> tuple[ArchChoice, list[str]]:
