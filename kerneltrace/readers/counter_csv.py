@@ -33,7 +33,8 @@ def read_counter_csv(path: Path) -> CounterRun:
     if not text.strip():
         raise InputError("empty counter file", str(path), "re-run the PMC capture; the file has no header and no rows")
     frame = text_frame(source, text, REQUIRED_COLUMNS,
-                       "not a rocprofv3 counter_collection.csv (missing columns {missing})")
+                       "not a rocprofv3 counter_collection.csv (missing columns {missing})",
+                       "pass *_counter_collection.csv files, a rocprof-compute workload dir or a rocpd .db")
     if frame.empty:
         raise InputError("counter file has a header but no rows", str(path), "check that the kernel filter matched a dispatch")
     run = CounterRun(source=str(path), format="counter_csv", dispatches=_dispatches(frame, source))

@@ -35,30 +35,40 @@ def read_text(source: CsvSource) -> str:
     return text[len(BOM):] if text.startswith(BOM) else text
 
 
-def text_frame(source: CsvSource, text: str, required: Sequence[str], missing: str) -> pd.DataFrame:
+def text_frame(source: CsvSource, text: str, required: Sequence[str], missing: str,
+               missing_fix: str = "") -> pd.DataFrame:
     """Every cell as text ('' for an empty or absent cell), columns by header name.
 
-    Nothing is guessed: a kernel named "nan", "NA" or "1e5" stays that string. A duplicated
-    header name keeps its last column (as csv.DictReader did), except a required one, which is
-    ambiguous and refused. ``missing`` words the missing-columns error (a ``{missing}`` placeholder).
+    Nothing is guessed: a kernel named "nan", "NA" or "1e5" stays that string. As csv.DictReader
+    read these files: blank lines are skipped, a short row's missing cells are empty, cells beyond
+    the header are ignored, and a duplicated header name keeps its last column, except a required
+    one, which is ambiguous and refused. ``missing`` words the missing-columns error (a
+    ``{missing}`` placeholder); ``missing_fix`` its advice (default: ``source.fix``).
     """
-    try:
-        cells = pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False, na_filter=False,
-                            skip_blank_lines=True, index_col=False, engine="c")
-    except pd.errors.EmptyDataError:
-        cells = pd.DataFrame()
-    except (pd.errors.ParserError, ValueError) as err:
-        raise InputError(f"malformed CSV: {_first_line(err)}", str(source.path), source.fix) from None
-    header = [str(name) for name in cells.iloc[0]] if len(cells) else []
-    require_all(required, header, missing, str(source.path), source.fix)
+    header = _cells(source, text, nrows=1)
+    names = [str(name) for name in header.iloc[0]] if len(header) else []
+    require_all(required, names, missing, str(source.path), missing_fix or source.fix)
     for name in required:
-        if header.count(name) > 1:
-            raise InputError(f"column {name} appears {header.count(name)} times in the header", str(source.path),
-                             source.fix)
-    last = {name: at for at, name in enumerate(header)}
+        if names.count(name) > 1:
+            raise InputError(f"column {name} appears {names.count(name)} times in the header", str(source.path),
+                             missing_fix or source.fix)
+    if not names:
+        return pd.DataFrame()
+    cells = _cells(source, text, usecols=range(len(names)))
+    last = {name: at for at, name in enumerate(names)}
     body = cells.iloc[1:, list(last.values())]
     body.columns = list(last)
     return body.reset_index(drop=True)
+
+
+def _cells(source: CsvSource, text: str, **options: object) -> pd.DataFrame:
+    try:
+        return pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False, na_filter=False,
+                           skip_blank_lines=True, index_col=False, engine="c", **options)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+    except (pd.errors.ParserError, ValueError) as err:
+        raise InputError(f"malformed CSV: {_first_line(err)}", str(source.path), source.fix) from None
 
 
 def _first_line(err: Exception) -> str:

@@ -47,7 +47,8 @@ def read_kernel_stats(path: Path) -> list[KernelStat]:
     19-digit total keeps every digit."""
     source = CsvSource(Path(path), WHAT, f"regenerate the {WHAT}")
     frame = text_frame(source, read_text(source), ("Name",),
-                       f"not a rocprofv3 {WHAT}: missing column(s) {{missing}}")
+                       f"not a rocprofv3 {WHAT}: missing column(s) {{missing}}",
+                       f"pass the {WHAT} written by rocprofv3 (-f csv)")
     return [KernelStat(*cells) for cells in zip(
         frame["Name"].tolist(), _optional_integers(frame, "Calls"), _optional_integers(frame, "TotalDurationNs"),
         _optional_floats(frame, "AverageNs"), _optional_floats(frame, "Percentage"), strict=True)]
