@@ -8,8 +8,9 @@ rocpd results.db), and hostile variants of each CSV (short row, missing column, 
 empty file, BOM, duplicate header, header only, an extra field, kernel names "nan" / "1e5" /
 "NA", 19-digit timestamps). Every command line runs from both checkouts with this interpreter;
 stdout, stderr, exit code and every output file are compared byte for byte. With --time, the L2
-analyzer and discovery stages are also timed (same run, both checkouts, the median of --repeat runs
-each) and the ratio printed.
+analyzer and discovery CLIs are also timed (same run, both checkouts, the median of --repeat runs
+each, interpreter start and imports included) and the readers in-process over large counter CSVs
+(two passes of 100 and 5000 dispatches) and a kernel_stats.csv of as many kernels.
 Usage: python bench/table_identity.py --baseline-root OTHER_CHECKOUT [--time] [--repeat N]
 """
 
@@ -213,6 +214,43 @@ def timed(root: Path, argv: list[str], outdir: Path, repeat: int) -> float:
     return statistics.median(walls)
 
 
+IN_PROCESS = """
+import statistics, sys, time
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from kerneltrace.analysis.l2.document import analyze
+from kerneltrace.readers.pmc_inputs import load_pmc_inputs
+from kerneltrace.rocprof.discover import read_kernel_stats_csv
+paths = [Path(p) for p in {paths!r}]
+walls = {{"read": [], "read+analyze": [], "kernel_stats": []}}
+for _ in range({repeat}):
+    start = time.perf_counter(); runs = load_pmc_inputs(paths); walls["read"].append(time.perf_counter() - start)
+    start = time.perf_counter(); analyze(load_pmc_inputs(paths), kernel="gemm")
+    walls["read+analyze"].append(time.perf_counter() - start)
+    start = time.perf_counter(); read_kernel_stats_csv(Path({stats!r})); walls["kernel_stats"].append(time.perf_counter() - start)
+print(" ".join(f"{{k}}={{statistics.median(v):.4f}}" for k, v in walls.items()))
+"""
+
+
+def large_inputs(tmp: Path, dispatches: int) -> tuple[list[str], str]:
+    """Two single-pass counter CSVs of ``dispatches`` gemm dispatches each, and a kernel_stats.csv of as many kernels."""
+    from kerneltrace import synth
+
+    spec = synth.demo_gemm()
+    groups = (("TCC_EA0_RDREQ_sum", "TCC_EA0_RDREQ_32B_sum", "TCC_BUBBLE_sum", "TCC_EA0_RDREQ_DRAM_sum",
+               "TCP_TCC_READ_REQ_sum"), ("TCC_EA0_WRREQ_sum", "TCC_EA0_WRREQ_64B_sum", "TCC_HIT_sum", "TCC_MISS_sum"))
+    paths = []
+    for number, group in enumerate(groups, start=1):
+        rows = [row for d in range(1, dispatches + 1) for row in synth.counter_rows(
+            spec, d, {name: 1000.0 * d + n for n, name in enumerate(group)}, start_ns=1_000_000 * d)]
+        paths.append(str(synth.write_counter_collection(tmp / "large" / f"pass_{number}" / "pmc_counter_collection.csv",
+                                                        rows)))
+    stats = tmp / "large" / "x_kernel_stats.csv"
+    stats.write_text('"Name","Calls","TotalDurationNs","AverageNs","Percentage"\n' + "".join(
+        f'"kernel_{n}",{n},{1000 * n},1000.0,0.1\n' for n in range(1, dispatches + 1)))
+    return paths, str(stats)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline-root", type=Path, required=True, help="the other checkout (e.g. main)")
@@ -241,6 +279,13 @@ def main(argv: list[str] | None = None) -> int:
                 before = timed(args.baseline_root.resolve(), lines[name], tmp_path / "t" / "base" / name, args.repeat)
                 after = timed(ROOT, lines[name], tmp_path / "t" / "ours" / name, args.repeat)
                 print(f"{name}: before {before:.3f} s, after {after:.3f} s, ratio {after / before:.2f}")
+            for dispatches in (100, 5000):
+                paths, stats = large_inputs(tmp_path / f"n{dispatches}", dispatches)
+                for label, root in (("before", args.baseline_root.resolve()), ("after", ROOT)):
+                    code = IN_PROCESS.format(root=str(root), paths=paths, stats=stats, repeat=args.repeat)
+                    done = _run([sys.executable, "-c", code], tmp_path)
+                    print(f"in-process, {dispatches} dispatches x 9 counters ({label}): "
+                          f"{done.stdout.decode().strip() or done.stderr.decode()[-300:]}")
     return 0 if not differ else 1
 
 
