@@ -47,26 +47,27 @@ def _dispatches(frame: pd.DataFrame, source: CsvSource) -> list[CounterDispatch]
     row; one counter per hardware event (X and X_sum print the same device total), its last value."""
     ids = integers(frame["Dispatch_Id"])
     names = frame["Counter_Name"].str.strip()
-    first = ~ids.duplicated() & ids.notna()
+    first = (~ids.duplicated() & ids.notna()).to_numpy()
     firsts = frame[first]
     stamps = {col: integers(firsts[col]) for col in ("Start_Timestamp", "End_Timestamp") if col in frame}
-    bad_stamps = any(((cells.str.strip() != "") & values.isna()).any()
-                     for cells, values in ((firsts[col], stamps[col]) for col in stamps))
+    bad_stamps = any(((firsts[col].str.strip() != "") & stamps[col].isna()).any() for col in stamps)
     if ids.isna().any() or (names == "").any() or bad_stamps:
         _raise_first_bad_row(frame, source)
     values = floats(frame["Counter_Value"], source, lambda row: f"Counter_Value of {names[row]}", VALUE_FIX)
     counters = pd.DataFrame({"dispatch": ids, "counter": names.map(strip_sum), "value": values})
     last = counters.groupby(["dispatch", "counter"], sort=False)["value"].last()  # first-seen order
-    by_id = {}
-    for row in firsts.index:
-        dispatch_id = ids[row]
-        by_id[dispatch_id] = CounterDispatch(
-            dispatch_id=dispatch_id,
-            kernel=frame.at[row, "Kernel_Name"],
-            start_ns=stamps["Start_Timestamp"][row] if "Start_Timestamp" in stamps else None,
-            end_ns=stamps["End_Timestamp"][row] if "End_Timestamp" in stamps else None,
-            agent=frame.at[row, "Agent_Id"] if "Agent_Id" in frame else None,
-        )
+
+    def column(name: str) -> list:
+        return firsts[name].tolist() if name in firsts else [None] * len(firsts)
+
+    by_id = {
+        dispatch_id: CounterDispatch(dispatch_id=dispatch_id, kernel=kernel, start_ns=start, end_ns=end, agent=agent)
+        for dispatch_id, kernel, start, end, agent in zip(
+            ids[first].tolist(), column("Kernel_Name"),
+            stamps["Start_Timestamp"].tolist() if "Start_Timestamp" in stamps else [None] * len(firsts),
+            stamps["End_Timestamp"].tolist() if "End_Timestamp" in stamps else [None] * len(firsts),
+            column("Agent_Id"), strict=True)
+    }
     for (dispatch_id, counter), value in zip(last.index, last.tolist(), strict=True):
         by_id[dispatch_id].counters[counter] = value
     return [by_id[key] for key in sorted(by_id)]

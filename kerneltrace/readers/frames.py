@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from kerneltrace.errors import InputError, require_all
@@ -82,7 +83,7 @@ def floats(column: pd.Series, source: CsvSource, what: str | Callable[[int], str
         values = column.astype(object).astype("float64")
     except (TypeError, ValueError):
         values = None
-    if values is None or not values.map(math.isfinite).all():
+    if values is None or not np.isfinite(values.to_numpy()).all():
         for row, text in column.items():
             try:
                 value = float(text)

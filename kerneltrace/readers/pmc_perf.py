@@ -49,22 +49,23 @@ def read_workload(directory: Path) -> CounterRun:
     if frame.empty:
         raise InputError("pmc_perf.csv has a header but no rows", str(perf), RERUN)
     ids = _whole(frame["Dispatch_ID"], source, "Dispatch_ID")
-    counters: dict[str, pd.Series] = {}  # counter -> its collected (non-empty) cells as floats
+    counters: dict[str, dict[int, float]] = {}  # counter -> {row: value} of its collected (non-empty) cells
     for col in frame.columns:
         if block_of(col) is not None and col.split("_", 1)[0].isupper():
             cells = frame[col].str.strip()
-            counters[col] = floats(cells[cells != ""], source, col, _VALUE_FIX)  # empty: not collected, never 0
-    stamps = _own_timestamps(frame, source)
+            counters[col] = floats(cells[cells != ""], source, col, _VALUE_FIX).to_dict()  # empty: never 0
+    stamps = _own_timestamps(frame, source).to_dict("index")
     timestamps = _timestamps(directory)
+    agents = frame["GPU_ID"].tolist() if "GPU_ID" in frame else [None] * len(frame)
     dispatches = []
-    for row, dispatch_id in ids.items():
-        dispatch = CounterDispatch(dispatch_id=dispatch_id, kernel=frame.at[row, "Kernel_Name"],
-                                   agent=frame.at[row, "GPU_ID"] if "GPU_ID" in frame else None)
+    for row, (dispatch_id, kernel, agent) in enumerate(zip(ids.tolist(), frame["Kernel_Name"].tolist(), agents,
+                                                           strict=True)):
+        dispatch = CounterDispatch(dispatch_id=dispatch_id, kernel=kernel, agent=agent)
         for col, values in counters.items():
-            if row in values.index:
+            if row in values:
                 dispatch.counters[strip_sum(col)] = float(values[row])
-        if row in stamps.index:
-            dispatch.start_ns, dispatch.end_ns = stamps.at[row, "start"], stamps.at[row, "end"]
+        if row in stamps:
+            dispatch.start_ns, dispatch.end_ns = stamps[row]["start"], stamps[row]["end"]
         elif dispatch_id in timestamps:
             dispatch.start_ns, dispatch.end_ns = timestamps[dispatch_id]
         dispatches.append(dispatch)

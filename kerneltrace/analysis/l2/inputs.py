@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
-from pandas.api.typing import DataFrameGroupBy
 
 from kerneltrace.counters import table
 from kerneltrace.errors import InputError
@@ -88,24 +87,22 @@ def match_runs(runs: Sequence[CounterRun], kernel: str) -> tuple[list[MatchedDis
     matched = [MatchedDispatch(index=index, per_run=[ds[index] if ds else None for ds in per_run])
                for index in range(total)]
     merged = merge_passes(matched)
-    for entry in matched:
-        if entry.index in merged.groups:
-            rows = merged.get_group(entry.index)
-            entry.counters = dict(zip(rows["counter"], rows["value"].tolist(), strict=True))
-            entry.counter_run = dict(zip(rows["counter"], rows["run"].tolist(), strict=True))
+    for index, run, counter, value in zip(merged["index"].tolist(), merged["run"].tolist(),
+                                          merged["counter"].tolist(), merged["value"].tolist(), strict=True):
+        matched[index].counters[counter] = value
+        matched[index].counter_run[counter] = run
     return matched, warnings
 
 
-def merge_passes(matched: Sequence[MatchedDispatch]) -> DataFrameGroupBy:
-    """The single-pass jobs merged per matched dispatch: one row per (dispatch, counter), from the
-    first run that collected it (pandas: a long table, then the first of each pair), grouped by dispatch."""
+def merge_passes(matched: Sequence[MatchedDispatch]) -> pd.DataFrame:
+    """The single-pass jobs merged per matched dispatch: one row (index, run, counter, value) per
+    (dispatch, counter), from the first run that collected it, in the order first seen (run by run)."""
     long = pd.DataFrame(
         [(entry.index, run, name, value) for entry in matched
          for run, dispatch in enumerate(entry.per_run) if dispatch is not None
          for name, value in dispatch.counters.items()],
         columns=["index", "run", "counter", "value"])
-    first = long.drop_duplicates(["index", "counter"], keep="first")
-    return first.groupby("index", sort=False)
+    return long.drop_duplicates(["index", "counter"], keep="first")
 
 
 def resolve_run_arch(explicit: str | None, runs: Sequence[CounterRun]) -> tuple[ArchChoice, list[str]]:
