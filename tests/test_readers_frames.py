@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -156,19 +157,21 @@ def test_clis_print_one_line_and_exit_2(tmp_path, script, lines, message):
 
 # ---- discovery's rocpd read (pd.read_sql) ------------------------------------------------------
 
+def sqlite_file(path: Path, *statements: str) -> Path:
+    with closing(sqlite3.connect(path)) as conn:
+        for statement in statements:
+            conn.execute(statement)
+        conn.commit()
+    return path
+
+
 def test_rocpd_discovery_null_totals_and_number_like_names(tmp_path):
-    db = tmp_path / "r_results.db"
-    conn = sqlite3.connect(db)
-    conn.executescript(
-        'CREATE TABLE rocpd_kernel_dispatch (id, guid, kernel_id, start, "end");'
-        "CREATE TABLE rocpd_info_kernel_symbol (id, guid, display_name);"
-        "INSERT INTO rocpd_info_kernel_symbol VALUES (1,'g','nan'),(2,'g','1e5'),(3,'g',NULL);"
-        "INSERT INTO rocpd_kernel_dispatch VALUES (1,'g',1,0,500),(2,'g',2,0,NULL),(3,'g',3,0,100);")
-    conn.commit()
-    conn.close()
+    db = sqlite_file(tmp_path / "r_results.db", 'CREATE TABLE rocpd_kernel_dispatch (id, guid, kernel_id, start, "end")',
+                     "CREATE TABLE rocpd_info_kernel_symbol (id, guid, display_name)",
+                     "INSERT INTO rocpd_info_kernel_symbol VALUES (1,'g','nan'),(2,'g','1e5'),(3,'g',NULL)",
+                     "INSERT INTO rocpd_kernel_dispatch VALUES (1,'g',1,0,500),(2,'g',2,0,NULL),(3,'g',3,0,100)")
     rows = discover.read_rocpd_kernel_stats(db)
     assert [(r.name, r.calls, r.total_us) for r in rows] == [("nan", 1, 0.5), ("None", 1, 0.1), ("1e5", 1, 0.0)]
-    plain = tmp_path / "plain.db"
-    sqlite3.connect(plain).close()
+    plain = sqlite_file(tmp_path / "plain.db")
     assert "not a rocpd database (no such table: rocpd_kernel_dispatch)" in error_of(discover.read_rocpd_kernel_stats,
                                                                                    plain)
