@@ -92,7 +92,7 @@ def floats(column: pd.Series, source: CsvSource, what: str | Callable[[int], str
             if not math.isfinite(value):
                 name = what(int(row)) if callable(what) else what
                 raise InputError(f"{name} {text!r} is not a finite number", source.where(int(row)), fix)
-    return values
+    return values if values is not None else pd.Series([float(text) for text in column], index=column.index)
 
 
 def integer(text: str) -> int | None:
