@@ -64,12 +64,13 @@ def text_frame(source: CsvSource, text: str, required: Sequence[str], missing: s
 
 def _cells(source: CsvSource, text: str, **options: object) -> pd.DataFrame:
     try:
-        return pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False, na_filter=False,
-                           skip_blank_lines=True, index_col=False, engine="c", **options)
+        cells = pd.read_csv(io.StringIO(text), header=None, dtype=str, keep_default_na=False, na_filter=False,
+                            skip_blank_lines=True, index_col=False, engine="c", **options)
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
     except (pd.errors.ParserError, ValueError) as err:
         raise InputError(f"malformed CSV: {_first_line(err)}", str(source.path), source.fix) from None
+    return cells.fillna("")  # a short row's cells: '' on every pandas version (2.x may give NaN)
 
 
 def _first_line(err: Exception) -> str:
