@@ -7,7 +7,8 @@ bench/bench_hotspots.py) none of the stdlib modules the start-up path keeps off 
 (dataclasses with inspect, typing, tempfile: see docs/architecture.md, "Heavy imports"); the JSON
 document runs the code.json structure analyses (control flow, launch, barriers, setup: their
 records are dataclasses), so it may import dataclasses and typing; `--waves` needs numpy and
-still none of the heavy libraries.
+still none of the heavy libraries. Outside the CLI: the Snakefile's parse-time imports (common.smk)
+leave pandas out; the PMC and discovery table readers are where it is imported.
 """
 
 from __future__ import annotations
@@ -70,3 +71,26 @@ def test_waves_request_imports_numpy_but_no_other_heavy_library(dispatch_dir: Pa
     top = {name.split(".")[0] for name in names}
     assert "numpy" in top and "kerneltrace.analysis.waves.analyze" in names
     assert not top & (HEAVY - {"numpy"}), sorted(top & HEAVY)
+
+
+def _modules_after(statement: str) -> set[str]:
+    """Top-level names of the modules one `import` statement loads in a fresh interpreter."""
+    code = f"import sys; {statement}; print('\\n'.join(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[1])
+    return set(done.stdout.split())
+
+
+def test_the_snakefiles_parse_time_imports_leave_pandas_out():
+    # common.smk imports these when the Snakefile is parsed, in every snakemake invocation
+    names = _modules_after("import kerneltrace.rocprof.discover, kerneltrace.pipeline.manifest, "
+                           "kerneltrace.pipeline.runs, kerneltrace.pipeline.rerun, kerneltrace.readers.csvs")
+    assert "kerneltrace" in names and "pandas" not in names
+
+
+def test_the_table_readers_are_where_pandas_is_imported():
+    # the PMC and discovery tables are read with pandas (readers.frames); the import is the cost
+    # of those stages only
+    for module in ("kerneltrace.readers.counter_csv", "kerneltrace.readers.kernel_stats",
+                   "kerneltrace.analysis.l2.document"):
+        assert "pandas" in _modules_after(f"import {module}"), module

@@ -2,63 +2,91 @@
 
 from __future__ import annotations
 
-import csv
 import re
 from pathlib import Path
 
+import pandas as pd
+
 from kerneltrace.counters.table import strip_sum
-from kerneltrace.errors import InputError, require_all
+from kerneltrace.errors import InputError
 from kerneltrace.readers.counter_run import CounterDispatch, CounterRun, parse_number
-from kerneltrace.readers.regular import CSV_LIMIT, read_regular
+from kerneltrace.readers.frames import CsvSource, floats, integer, integers, read_text, text_frame
 
 REQUIRED_COLUMNS = ("Dispatch_Id", "Kernel_Name", "Counter_Name", "Counter_Value")
+REEXPORT = "re-export the file from rocprofv3"
+VALUE_FIX = "re-export the file from rocprofv3; values must be numbers such as 2.000000 or 0.00000000e+00"
 
 
 def _optional_int(text: str | None, where: str, what: str) -> int | None:
     if text is None or text.strip() == "":
         return None
-    return int(parse_number(text, where, what))
+    number = integer(text)
+    if number is None:
+        parse_number(text, where, what)  # raises the not-a-finite-number error
+    return number
 
 
 def read_counter_csv(path: Path) -> CounterRun:
     """Read one counter_collection.csv; columns by header name; rows pivoted per dispatch."""
-    path = Path(path)
-    text = read_regular(path, "counter file", CSV_LIMIT).decode("utf-8", errors="replace")
+    source = CsvSource(Path(path), "counter file", REEXPORT)
+    text = read_text(source)
     if not text.strip():
         raise InputError("empty counter file", str(path), "re-run the PMC capture; the file has no header and no rows")
-    reader = csv.DictReader(text.splitlines())
-    try:
-        header = reader.fieldnames or []
-        rows = list(reader)
-    except csv.Error as err:
-        raise InputError(f"malformed CSV: {err}", str(path), "re-export the file from rocprofv3") from None
-    require_all(REQUIRED_COLUMNS, header, "not a rocprofv3 counter_collection.csv (missing columns {missing})",
-                str(path), "pass *_counter_collection.csv files, a rocprof-compute workload dir or a rocpd .db")
-    by_id: dict[int, CounterDispatch] = {}
-    for line_no, row in enumerate(rows, start=2):
-        where = f"{path}:{line_no}"
-        dispatch_id = _optional_int(row.get("Dispatch_Id"), where, "Dispatch_Id")
-        name = (row.get("Counter_Name") or "").strip()
-        if dispatch_id is None or not name:
-            raise InputError("row without Dispatch_Id or Counter_Name", where, "re-export the file from rocprofv3")
-        value = parse_number(row.get("Counter_Value") or "", where, f"Counter_Value of {name}")
-        dispatch = by_id.get(dispatch_id)
-        if dispatch is None:
-            dispatch = CounterDispatch(
-                dispatch_id=dispatch_id,
-                kernel=row.get("Kernel_Name") or "",
-                start_ns=_optional_int(row.get("Start_Timestamp"), where, "Start_Timestamp"),
-                end_ns=_optional_int(row.get("End_Timestamp"), where, "End_Timestamp"),
-                agent=row.get("Agent_Id"),
-            )
-            by_id[dispatch_id] = dispatch
-        # X and X_sum print the same device total; keep one entry per hardware event.
-        dispatch.counters[strip_sum(name)] = value
-    if not by_id:
+    frame = text_frame(source, text, REQUIRED_COLUMNS,
+                       "not a rocprofv3 counter_collection.csv (missing columns {missing})",
+                       "pass *_counter_collection.csv files, a rocprof-compute workload dir or a rocpd .db")
+    if frame.empty:
         raise InputError("counter file has a header but no rows", str(path), "check that the kernel filter matched a dispatch")
-    run = CounterRun(source=str(path), format="counter_csv", dispatches=[by_id[k] for k in sorted(by_id)])
-    _attach_agent_info(run, path)
+    run = CounterRun(source=str(path), format="counter_csv", dispatches=_dispatches(frame, source))
+    _attach_agent_info(run, Path(path))
     return run
+
+
+def _dispatches(frame: pd.DataFrame, source: CsvSource) -> list[CounterDispatch]:
+    """One CounterDispatch per Dispatch_Id (ascending): kernel, timestamps and agent from its first
+    row; one counter per hardware event (X and X_sum print the same device total), its last value."""
+    ids = integers(frame["Dispatch_Id"])
+    names = frame["Counter_Name"].str.strip()
+    first = (~ids.duplicated() & ids.notna()).to_numpy()
+    firsts = frame[first]
+    stamps = {col: integers(firsts[col]) for col in ("Start_Timestamp", "End_Timestamp") if col in frame}
+    bad_stamps = any(((firsts[col].str.strip() != "") & stamps[col].isna()).any() for col in stamps)
+    if ids.isna().any() or (names == "").any() or bad_stamps:
+        _raise_first_bad_row(frame, source)
+    values = floats(frame["Counter_Value"], source, lambda row: f"Counter_Value of {names[row]}", VALUE_FIX)
+    counters = pd.DataFrame({"dispatch": ids, "counter": names.map(strip_sum), "value": values})
+    last = counters.groupby(["dispatch", "counter"], sort=False)["value"].last()  # first-seen order
+
+    def column(name: str) -> list:
+        return firsts[name].tolist() if name in firsts else [None] * len(firsts)
+
+    by_id = {
+        dispatch_id: CounterDispatch(dispatch_id=dispatch_id, kernel=kernel, start_ns=start, end_ns=end, agent=agent)
+        for dispatch_id, kernel, start, end, agent in zip(
+            ids[first].tolist(), column("Kernel_Name"),
+            stamps["Start_Timestamp"].tolist() if "Start_Timestamp" in stamps else [None] * len(firsts),
+            stamps["End_Timestamp"].tolist() if "End_Timestamp" in stamps else [None] * len(firsts),
+            column("Agent_Id"), strict=True)
+    }
+    for (dispatch_id, counter), value in zip(last.index, last.tolist(), strict=True):
+        by_id[dispatch_id].counters[counter] = value
+    return [by_id[key] for key in sorted(by_id)]
+
+
+def _raise_first_bad_row(frame: pd.DataFrame, source: CsvSource) -> None:
+    """The error of the first bad row, checked in the order the rows are read (the slow path of a bad file)."""
+    seen: set[int] = set()
+    for row, cells in enumerate(frame.to_dict("records")):
+        where = source.where(row)
+        dispatch_id = _optional_int(cells["Dispatch_Id"], where, "Dispatch_Id")
+        name = cells["Counter_Name"].strip()
+        if dispatch_id is None or not name:
+            raise InputError("row without Dispatch_Id or Counter_Name", where, REEXPORT)
+        parse_number(cells["Counter_Value"], where, f"Counter_Value of {name}")
+        if dispatch_id not in seen:
+            seen.add(dispatch_id)
+            _optional_int(cells.get("Start_Timestamp"), where, "Start_Timestamp")
+            _optional_int(cells.get("End_Timestamp"), where, "End_Timestamp")
 
 
 def sibling_agent_info(path: Path) -> Path | None:

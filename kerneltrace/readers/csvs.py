@@ -1,4 +1,4 @@
-"""rocprofv3 CSV readers (kernel_trace, agent_info, kernel_stats), columns resolved by header name."""
+"""rocprofv3 CSV readers on the hotspot CLI path (kernel_trace, agent_info), columns by header name, no pandas."""
 
 from __future__ import annotations
 
@@ -108,17 +108,6 @@ class AgentInfo:
     source: str
 
 
-@record(frozen=True)
-class KernelStat:
-    """One kernel_stats.csv row."""
-
-    name: str
-    calls: int | None
-    total_duration_ns: int | None
-    average_ns: float | None
-    percentage: float | None
-
-
 def _read_rows(path: Path, required: tuple[str, ...], what: str) -> list[dict[str, str]]:
     """Read a CSV into dicts keyed by header name; demand the required columns."""
     raw = read_regular(path, what, CSV_LIMIT)
@@ -158,15 +147,6 @@ def _size(value: str | None) -> int | None:
     """
     number = _int(value)
     return None if number is None or number < 0 else number
-
-
-def _float(value: str | None) -> float | None:
-    if value is None or not value.strip():
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        return None
 
 
 def _first(row: dict[str, str], *names: str) -> str | None:
@@ -313,21 +293,6 @@ def read_agent_info(path: Path) -> list[AgentInfo]:
             lds_size_kb=_size(row.get("Lds_Size_In_Kb")),
             max_engine_clock_mhz=_int(row.get("Max_Engine_Clk_Fcompute")),
             source=str(path),
-        )
-        for row in rows
-    ]
-
-
-def read_kernel_stats(path: Path) -> list[KernelStat]:
-    """Rows of a *kernel_stats.csv (sorted by total duration by rocprofv3)."""
-    rows = _read_rows(Path(path), ("Name",), "kernel_stats CSV")
-    return [
-        KernelStat(
-            name=row.get("Name") or "",
-            calls=_int(row.get("Calls")),
-            total_duration_ns=_int(row.get("TotalDurationNs")),
-            average_ns=_float(row.get("AverageNs")),
-            percentage=_float(row.get("Percentage")),
         )
         for row in rows
     ]

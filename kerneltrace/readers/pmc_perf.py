@@ -2,30 +2,38 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
+
+import pandas as pd
 
 from kerneltrace.counters.table import block_of, strip_sum
 from kerneltrace.errors import InputError
 from kerneltrace.readers.counter_run import CounterDispatch, CounterRun, parse_number
-from kerneltrace.readers.regular import CSV_LIMIT, read_regular
+from kerneltrace.readers.frames import CsvSource, floats, integers, read_text, text_frame
 
 PMC_PERF = "pmc_perf.csv"
+RERUN = "re-run rocprof-compute profile"
 
 
 def is_workload_dir(path: Path) -> bool:
     return Path(path).is_dir() and (Path(path) / PMC_PERF).is_file()
 
 
-def _rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    text = read_regular(path, PMC_PERF, CSV_LIMIT).decode("utf-8", errors="replace")
+def _frame(path: Path) -> tuple[CsvSource, pd.DataFrame]:
+    source = CsvSource(path, PMC_PERF, RERUN)
+    text = read_text(source)
     if not text.strip():
-        raise InputError("empty file", str(path), "re-run rocprof-compute profile")
-    reader = csv.DictReader(text.splitlines())
-    try:
-        return list(reader.fieldnames or []), list(reader)
-    except csv.Error as err:
-        raise InputError(f"malformed CSV: {err}", str(path), "re-run rocprof-compute profile") from None
+        raise InputError("empty file", str(path), RERUN)
+    return source, text_frame(source, text, (), "")
+
+
+def _whole(column: pd.Series, source: CsvSource, what: str) -> pd.Series:
+    """Integer cells (Dispatch_ID, timestamps) as Python ints; the first that is not a number is an InputError."""
+    found = integers(column)
+    if found.isna().any():
+        floats(column[found.isna()], source, what, "re-export the file from rocprofv3; values must be numbers "
+               "such as 2.000000 or 0.00000000e+00")
+    return found
 
 
 def read_workload(directory: Path) -> CounterRun:
@@ -34,29 +42,30 @@ def read_workload(directory: Path) -> CounterRun:
     perf = directory / PMC_PERF
     if not perf.is_file():
         raise InputError("no pmc_perf.csv in directory", str(directory), "pass a rocprof-compute workload dir")
-    header, rows = _rows(perf)
+    source, frame = _frame(perf)
     for col in ("Dispatch_ID", "Kernel_Name"):
-        if col not in header:
+        if col not in frame:
             raise InputError(f"pmc_perf.csv has no {col} column", str(perf), "pass an unmodified rocprof-compute workload")
-    if not rows:
-        raise InputError("pmc_perf.csv has a header but no rows", str(perf), "re-run rocprof-compute profile")
-    counter_cols = [col for col in header if block_of(col) is not None and col.split("_", 1)[0].isupper()]
+    if frame.empty:
+        raise InputError("pmc_perf.csv has a header but no rows", str(perf), RERUN)
+    ids = _whole(frame["Dispatch_ID"], source, "Dispatch_ID")
+    counters: dict[str, dict[int, float]] = {}  # counter -> {row: value} of its collected (non-empty) cells
+    for col in frame.columns:
+        if block_of(col) is not None and col.split("_", 1)[0].isupper():
+            cells = frame[col].str.strip()
+            counters[col] = floats(cells[cells != ""], source, col, _VALUE_FIX).to_dict()  # empty: never 0
+    stamps = _own_timestamps(frame, source).to_dict("index")
     timestamps = _timestamps(directory)
+    agents = frame["GPU_ID"].tolist() if "GPU_ID" in frame else [None] * len(frame)
     dispatches = []
-    for line_no, row in enumerate(rows, start=2):
-        where = f"{perf}:{line_no}"
-        dispatch_id = int(parse_number(row["Dispatch_ID"], where, "Dispatch_ID"))
-        dispatch = CounterDispatch(dispatch_id=dispatch_id, kernel=row.get("Kernel_Name") or "",
-                                   agent=row.get("GPU_ID"))
-        for col in counter_cols:
-            text = (row.get(col) or "").strip()
-            if text == "":
-                continue  # counter not collected for this dispatch: absent, never 0
-            dispatch.counters[strip_sum(col)] = parse_number(text, where, col)
-        start, end = (row.get("Start_Timestamp") or "").strip(), (row.get("End_Timestamp") or "").strip()
-        if start and end:
-            dispatch.start_ns = int(parse_number(start, where, "Start_Timestamp"))
-            dispatch.end_ns = int(parse_number(end, where, "End_Timestamp"))
+    for row, (dispatch_id, kernel, agent) in enumerate(zip(ids.tolist(), frame["Kernel_Name"].tolist(), agents,
+                                                           strict=True)):
+        dispatch = CounterDispatch(dispatch_id=dispatch_id, kernel=kernel, agent=agent)
+        for col, values in counters.items():
+            if row in values:
+                dispatch.counters[strip_sum(col)] = float(values[row])
+        if row in stamps:
+            dispatch.start_ns, dispatch.end_ns = stamps[row]["start"], stamps[row]["end"]
         elif dispatch_id in timestamps:
             dispatch.start_ns, dispatch.end_ns = timestamps[dispatch_id]
         dispatches.append(dispatch)
@@ -69,30 +78,38 @@ def read_workload(directory: Path) -> CounterRun:
     return run
 
 
+_VALUE_FIX = "re-export the file from rocprofv3; values must be numbers such as 2.000000 or 0.00000000e+00"
+
+
+def _own_timestamps(frame: pd.DataFrame, source: CsvSource) -> pd.DataFrame:
+    """Start/End of the rows that carry both (the others take timestamps.csv's)."""
+    if "Start_Timestamp" not in frame or "End_Timestamp" not in frame:
+        return pd.DataFrame({"start": [], "end": []})
+    start, end = frame["Start_Timestamp"].str.strip(), frame["End_Timestamp"].str.strip()
+    both = (start != "") & (end != "")
+    return pd.DataFrame({"start": _whole(start[both], source, "Start_Timestamp"),
+                         "end": _whole(end[both], source, "End_Timestamp")})
+
+
 def _timestamps(directory: Path) -> dict[int, tuple[int, int]]:
     path = directory / "timestamps.csv"
     if not path.is_file():
         return {}
-    header, rows = _rows(path)
-    if not {"Dispatch_ID", "Start_Timestamp", "End_Timestamp"} <= set(header):
+    source, frame = _frame(path)
+    columns = ("Dispatch_ID", "Start_Timestamp", "End_Timestamp")
+    if not set(columns) <= set(frame.columns):
         return {}
-    found = {}
-    for line_no, row in enumerate(rows, start=2):
-        where = f"{path}:{line_no}"
-        found[int(parse_number(row["Dispatch_ID"], where, "Dispatch_ID"))] = (
-            int(parse_number(row["Start_Timestamp"], where, "Start_Timestamp")),
-            int(parse_number(row["End_Timestamp"], where, "End_Timestamp")),
-        )
-    return found
+    ids, starts, ends = (_whole(frame[col], source, col) for col in columns)
+    return dict(zip(ids, zip(starts, ends, strict=True), strict=True))
 
 
 def _attach_sysinfo(run: CounterRun, path: Path) -> None:
     if not path.is_file():
         return
-    _, rows = _rows(path)
-    if not rows:
+    _, frame = _frame(path)
+    if frame.empty:
         return
-    info = rows[0]
+    info = frame.iloc[0]
     run.arch = (info.get("gpu_arch") or "").strip() or None
     run.arch_source = "sysinfo.csv gpu_arch"
     run.product = (info.get("gpu_model") or "").strip() or None

@@ -7,9 +7,12 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kerneltrace.errors import InputError
-from kerneltrace.readers.csvs import read_kernel_stats
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TSV_COLUMNS = ("rank", "name", "calls", "total_us", "avg_us", "pct_gpu_time", "id", "selected")
 
@@ -39,7 +42,10 @@ def _ranked(raw: list[tuple[str, int, float]]) -> list[KernelRow]:
 
 
 def read_kernel_stats_csv(path: Path) -> list[KernelRow]:
-    """``*_kernel_stats.csv`` (read by kerneltrace.readers.csvs: Name, Calls, TotalDurationNs) ranked."""
+    """``*_kernel_stats.csv`` (read by kerneltrace.readers.kernel_stats: Name, Calls, TotalDurationNs) ranked."""
+    # lazy: pandas, off the Snakefile's parse (common.smk imports this module)
+    from kerneltrace.readers.kernel_stats import read_kernel_stats
+
     raw = []
     for stat in read_kernel_stats(Path(path)):
         if not stat.name:
@@ -51,8 +57,16 @@ def read_kernel_stats_csv(path: Path) -> list[KernelRow]:
     return _ranked(raw)
 
 
+KERNELS_VIEW = 'SELECT name, COUNT(*) AS calls, SUM("end" - start) AS total_ns FROM kernels GROUP BY name'
+KERNEL_TABLES = ('SELECT S.display_name AS name, COUNT(*) AS calls, SUM(K."end" - K.start) AS total_ns '
+                 "FROM rocpd_kernel_dispatch K "
+                 "JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid GROUP BY S.display_name")
+
+
 def read_rocpd_kernel_stats(path: Path) -> list[KernelRow]:
-    """rocpd ``results.db`` (read-only): the ``kernels`` view, else the real tables (§7)."""
+    """rocpd ``results.db`` (read-only): the ``kernels`` view, else the real tables (§7), as a pandas frame."""
+    import pandas as pd  # lazy: common.smk imports this module when the Snakefile is parsed
+
     # as_uri() percent-encodes '?', '#' and '%': a raw path would let a file name inject URI parameters
     uri = f"{Path(path).resolve().as_uri()}?mode=ro"
     try:
@@ -61,19 +75,36 @@ def read_rocpd_kernel_stats(path: Path) -> list[KernelRow]:
         raise InputError(f"cannot open rocpd database: {err}", str(path), "check the file") from err
     try:
         try:
-            rows = conn.execute(
-                'SELECT name, COUNT(*), SUM("end" - start) FROM kernels GROUP BY name').fetchall()
-        except sqlite3.Error:
-            rows = conn.execute(
-                'SELECT S.display_name, COUNT(*), SUM(K."end" - K.start) FROM rocpd_kernel_dispatch K '
-                "JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid "
-                "GROUP BY S.display_name").fetchall()
-    except sqlite3.Error as err:
-        raise InputError(f"not a rocpd database ({err})", str(path),
+            frame = pd.read_sql(KERNELS_VIEW, conn, coerce_float=False)
+        except (sqlite3.Error, pd.errors.DatabaseError):
+            frame = pd.read_sql(KERNEL_TABLES, conn, coerce_float=False)
+    except (sqlite3.Error, pd.errors.DatabaseError) as err:
+        raise InputError(f"not a rocpd database ({_cause(err)})", str(path),
                          "pass a rocprofv3 *_results.db (rocpd output, ROCm >= 7.0)") from err
     finally:
         conn.close()
-    return _ranked([(str(name), int(calls), float(total or 0)) for name, calls, total in rows])
+    return _ranked(_kernel_totals(frame.astype(object), str(path)))
+
+
+def _cause(err: Exception) -> object:
+    """The sqlite3 error under pandas' DatabaseError (pandas words it "Execution failed on sql ...")."""
+    return err.__cause__ if isinstance(err.__cause__, sqlite3.Error) else err
+
+
+def _kernel_totals(frame: pd.DataFrame, where: str) -> list[tuple[str, int, float]]:
+    """(name, calls, total ns) per row; SQLite is dynamically typed, so a total that is not a number is refused."""
+    import pandas as pd
+
+    totals = []
+    for name, calls, total in zip(frame["name"], frame["calls"], frame["total_ns"], strict=True):
+        # pandas reads NULL as None, or as NaN in a column it made numeric: no finished dispatch
+        total = 0 if total is None or pd.isna(total) else total
+        name = None if name is None or pd.isna(name) else name  # str(None), as sqlite3 rows gave it
+        if isinstance(total, bool) or not isinstance(total, int | float):
+            raise InputError(f"kernel {str(name)!r}: total time (end - start) is {total!r}, not a number", where,
+                             "pass an unmodified rocprofv3 rocpd database")
+        totals.append((str(name), int(calls), float(total)))
+    return totals
 
 
 def find_stats_file(out_dir: Path) -> Path | None:

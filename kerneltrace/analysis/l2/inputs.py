@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from kerneltrace.counters import table
 from kerneltrace.errors import InputError
 from kerneltrace.readers.counter_run import CounterDispatch, CounterRun
@@ -82,18 +84,25 @@ def match_runs(runs: Sequence[CounterRun], kernel: str) -> tuple[list[MatchedDis
             "or analyse the runs separately",
         )
     total = next(iter(counts.values()), 0)
-    matched = []
-    for index in range(total):
-        entry = MatchedDispatch(index=index, per_run=[ds[index] if ds else None for ds in per_run])
-        for run_index, dispatch in enumerate(entry.per_run):
-            if dispatch is None:
-                continue
-            for name, value in dispatch.counters.items():
-                if name not in entry.counters:  # the first run that has a counter provides it
-                    entry.counters[name] = value
-                    entry.counter_run[name] = run_index
-        matched.append(entry)
+    matched = [MatchedDispatch(index=index, per_run=[ds[index] if ds else None for ds in per_run])
+               for index in range(total)]
+    merged = merge_passes(matched)
+    for index, run, counter, value in zip(merged["index"].tolist(), merged["run"].tolist(),
+                                          merged["counter"].tolist(), merged["value"].tolist(), strict=True):
+        matched[index].counters[counter] = value
+        matched[index].counter_run[counter] = run
     return matched, warnings
+
+
+def merge_passes(matched: Sequence[MatchedDispatch]) -> pd.DataFrame:
+    """The single-pass jobs merged per matched dispatch: one row (index, run, counter, value) per
+    (dispatch, counter), from the first run that collected it, in the order first seen (run by run)."""
+    long = pd.DataFrame(
+        [(entry.index, run, name, value) for entry in matched
+         for run, dispatch in enumerate(entry.per_run) if dispatch is not None
+         for name, value in dispatch.counters.items()],
+        columns=["index", "run", "counter", "value"])
+    return long.drop_duplicates(["index", "counter"], keep="first")
 
 
 def resolve_run_arch(explicit: str | None, runs: Sequence[CounterRun]) -> tuple[ArchChoice, list[str]]:
