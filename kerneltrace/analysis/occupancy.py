@@ -14,7 +14,7 @@ from kerneltrace.records import record
 LIMITERS: tuple[str, ...] = ("vgpr", "sgpr", "lds", "workgroup")
 
 # Targets whose rocprofv3 VGPR_Count/Accum_VGPR_Count are exact: the SDK derives arch VGPRs from
-# accum_offset only for gfx90a and gfx94x (rocprof-formats.md §6.1).
+# accum_offset only for gfx90a and gfx94x (docs/rocprof-outputs.md §6.1).
 _SDK_EXACT_VGPR_TARGETS = ("gfx90a", "gfx94")
 
 
