@@ -3,8 +3,8 @@
 
 Ratios are measured against baselines in the same run (same machine load):
   * `scripts/hotspot_analyzer.py DIR --topk 15 --mode both` (interpreter start included) against
-    the original FlyDSL `hotspot_analyzer.py DIR --topk 15 --mode both` (the skill's script,
-    docs: ../shared/docs/reference-analyzers.md; not part of this repository: pass its path with
+    the original FlyDSL `hotspot_analyzer.py DIR --topk 15 --mode both` (the skill's script in
+    ROCm/FlyDSL; not part of this repository: pass its path with
     --original or KERNELTRACE_ORIGINAL_ANALYZER) on every dispatch dir with a code.json under
     ../shared/captures; one interleaved run (ours, original, original, ours, … per capture and
     round), median wall time per capture and contender, bytecode caches warm

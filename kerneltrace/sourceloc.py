@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-# code.json joins an inline chain innermost first, kernel-level call site last (rocprof-formats.md).
+# code.json joins an inline chain innermost first, kernel-level call site last (docs/rocprof-outputs.md §8.4).
 INLINE_SEPARATOR = " -> "
 UNMAPPED = "<unmapped>"
 

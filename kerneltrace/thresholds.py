@@ -161,12 +161,26 @@ class L2Thresholds:
                                           "forms above which the L2 document warns")
 
 
-CORE_CONCERNS: dict[str, type] = {kind.CONCERN: kind for kind in (VerdictThresholds,
-                                                                    GainThresholds, L2Thresholds)}
+@dataclass(frozen=True)
+class LaunchBoundThresholds:
+    """When the grid, not the kernel, bounds a dispatch (kerneltrace/analysis/launch.py: the
+    hotspot document's `structure.launch`; the plan judges it again with the thresholds in use)."""
+
+    CONCERN = "launch_bound"
+    idle_cu_share: float = heuristic(0.5, "share of the CUs that get no workgroup from which a "
+                                     "dispatch is launch-bound (under-filled GPU)")
+    tail_loss: float = heuristic(0.25, "share of the run's CU capacity the last round of resident "
+                                 "workgroups leaves idle from which a multi-round dispatch is "
+                                 "launch-bound (tail)")
+
+
+CORE_CONCERNS: dict[str, type] = {kind.CONCERN: kind for kind in (
+    VerdictThresholds, GainThresholds, L2Thresholds, LaunchBoundThresholds)}
 
 DEFAULT_VERDICT = VerdictThresholds()
 DEFAULT_GAINS = GainThresholds()
 DEFAULT_L2 = L2Thresholds()
+DEFAULT_LAUNCH_BOUND = LaunchBoundThresholds()
 
 
 def describe(concern: str, instance: Any) -> list[dict]:

@@ -59,7 +59,7 @@ def test_arch_correct_names():
 
 
 def test_default_plan_is_compact():
-    # counters.md section 2.1: two groups suffice on gfx90a/gfx942; gfx950 adds the cross-check pass
+    # docs/pmc-counters.md §2.1: two groups suffice on gfx90a/gfx942; gfx950 adds the cross-check pass
     assert len(plan_jobs("gfx90a")) == 2
     assert len(plan_jobs("gfx942")) == 2
     assert len(plan_jobs("gfx950")) == 3

@@ -195,17 +195,27 @@ def test_hung_application_grandchildren_are_killed_too(tmp_path, env):
 
 # ---- a PMC job hangs: timeout, the other PMC jobs' results are kept ---------------------------
 
+# The capture timeout of the hung-PMC run. Every PMC job of the run gets it, and a job that is not
+# hung still starts the group guard, the double (a Python process importing kerneltrace.synth)
+# and the command, then writes its CSVs: on a loaded 2-core machine that took more than the
+# former 3 s, so a healthy job timed out too and the run lost two jobs instead of one. 15 s is
+# several times a healthy job's worst seen time; the hung job sleeps far beyond it, and a killed
+# double dies on SIGTERM at once (the 0.5 s kill grace of pipeline_helpers.double_env).
+PMC_HANG_TIMEOUT = 15
+
+
 @pytest.fixture(scope="module")
 def hung_pmc_run(tmp_path_factory):
-    """A cmd run with PMC on, whose second PMC job hangs (timeout 3 s), run with --keep-going."""
+    """A cmd run with PMC on, whose second PMC job hangs (PMC_HANG_TIMEOUT), run with --keep-going."""
     root = tmp_path_factory.mktemp("pmc_hang")
     env = double_env(root, call_log=True)
     counter = root / "pmc_runs"
-    # PMC runs are the ones without the debug-info variable; the second one hangs.
+    # PMC runs are the ones without the debug-info variable; the second one hangs (until killed).
     cmd = (f'if [ -z "$FLYDSL_DEBUG_ENABLE_DEBUG_INFO" ]; then n=$(( $(cat {counter} 2>/dev/null || echo 0) + 1 )); '
-           f'echo $n > {counter}; if [ $n -eq 2 ]; then sleep 60; fi; fi')
+           f'echo $n > {counter}; if [ $n -eq 2 ]; then sleep 600; fi; fi')
     config = root / "config.yaml"
-    config.write_text(json.dumps({"cmd": cmd, "run": "pmc", "timeout": 3, "pmc": {"enabled": True}}))
+    config.write_text(json.dumps({"cmd": cmd, "run": "pmc", "timeout": PMC_HANG_TIMEOUT,
+                                  "pmc": {"enabled": True}}))
     work = root / "w"
     first = snakemake(work, env, "--configfile", str(config), "--keep-going")
     return {"env": env, "config": config, "work": work, "first": first,
@@ -230,7 +240,7 @@ def test_hung_pmc_job_times_out_and_other_results_are_kept(hung_pmc_run):
     (hung,) = set(planned) - set(kept)
     assert not (pmc / "raw" / hung).exists()  # nothing half-written promoted
     hung_log = (work / "logs" / "pmc" / "pmc_capture" / "k000" / f"{hung}.log").read_text()
-    assert "timed out after 3" in hung_log and "killed after timeout" in hung_log
+    assert f"timed out after {PMC_HANG_TIMEOUT}" in hung_log and "killed after timeout" in hung_log
     assert not (work / "reports" / "pmc" / "plan.md").exists()  # no plan silently missing its L2 part
     assert list((work / "results" / "pmc" / "hotspots").glob("*.json"))  # the ATT branch finished
 

@@ -351,7 +351,7 @@ GOOD_WAVE = [[10, 1, 50, 100, 1], [200, 9, 50, 100, 2]]
 def test_implausible_wave_file_is_skipped_and_reported(tmp_path, bad_wave, why) -> None:
     from kerneltrace.document.hotspot_report import analyze_dispatch
 
-    # code.json = the sums of the two good waves (rocprof-formats.md §8.10: idle = gap after the
+    # code.json = the sums of the two good waves (docs/rocprof-outputs.md §8.10: idle = gap after the
     # previous end: 10 - 0 and 200 - 110 per wave)
     rows = _rows_with([2, 200, 100, 180])
     rows[0][6:10] = [2, 200, 100, 20]

@@ -1,4 +1,4 @@
-"""L2/HBM formulas on hand-computed fixtures (counters.md section 3), run matching and verdicts."""
+"""L2/HBM formulas on hand-computed fixtures (docs/pmc-counters.md §3), run matching and verdicts."""
 
 from __future__ import annotations
 

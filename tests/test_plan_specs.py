@@ -150,6 +150,27 @@ def test_summary_lists_every_threshold_and_overrides_apply():
     assert used[("kernel_wide", "barrier_min_share")] == 0.3
 
 
+def test_launch_bound_thresholds_are_overridable():
+    """The hotspot stage judges `structure.launch` with the defaults; the plan judges it again with
+    the `launch_bound` thresholds in use (40 workgroups on 256 CUs: 84 % of the CUs idle)."""
+    doc = hotspot_doc([Ins("global_load_dwordx4 v[0:3], v1, s[0:1]", "VMEM-load", "k.py:10", 500, 600),
+                       Ins("v_add_f32 v0, v1, v2", "VALU", "k.py:11", 100, 400)])
+    doc["metadata"] = {"kernel_trace": {"grid_size": [10240, 1, 1], "workgroup_size": [256, 1, 1],
+                                        "duration_ns": 9000},
+                       "agent": {"cu_count": 256, "simd_per_cu": 4}}
+
+    def launch_of(summary):
+        dispatch = summary["kernels"][0]["dispatches"][0]
+        return dispatch["launch"], {f["rule"] for f in dispatch["findings"]}
+
+    launch, rules = launch_of(build_summary([doc], []))
+    assert launch["launch_bound"] and "84% of the CUs get no work" in launch["reason"]
+    assert "LAUNCH-under-filled-gpu" in rules
+    launch, rules = launch_of(build_summary([doc], [], thresholds={"launch_bound": {"idle_cu_share": 0.9}}))
+    assert not launch["launch_bound"] and launch["reason"] == ""
+    assert "LAUNCH-under-filled-gpu" not in rules
+
+
 @pytest.mark.parametrize("bad", [{"nope": {}}, {"verdict": {"nope": 1}}, {"verdict": {"tail_share": "x"}},
                                  {"patterns": {"p1_hideable": [0.1]}},
                                  {"patterns": {"burst_min_loads": 2.5}}])
@@ -163,7 +184,8 @@ def test_defaults_table_is_the_concerns():
     assert set(DEFAULT_TABLE.concerns) == set(CONCERNS)
 
 
-SCANNED = ("kerneltrace/plan", "kerneltrace/analysis/l2", "kerneltrace/render/l2.py")
+SCANNED = ("kerneltrace/plan", "kerneltrace/analysis/l2", "kerneltrace/analysis/launch.py",
+           "kerneltrace/render/l2.py")
 HELPERS = {"sourced", "calibrated", "heuristic"}
 UNITS = {1e3, 1e6, 1e9, 1e12}  # unit conversions (GB → bytes, ns → µs), not judgements
 ALLOWED = {("kerneltrace/analysis/l2/metrics.py", 2.0)}  # 2**53: the largest exact float count

@@ -188,6 +188,26 @@ def test_narrow_loads_are_named():
     assert narrow_loads(PlanContext(hotspot_doc(wide))) == []
 
 
+def test_bytes_per_wave_follow_the_wave_size():
+    """A wave32 RDNA kernel moves half the bytes per load of a wave64 one: the lanes come from the
+    document's occupancy (its compile mode), else the arch table, never a fixed 64."""
+    from plan_synthetic import Ins, hotspot_doc
+
+    from kerneltrace.plan.context import PlanContext
+    from kerneltrace.plan.rules.verdict_rules import narrow_loads
+
+    program = [Ins("buffer_load_ushort v2, v1, s[12:15], 0 offen", "VMEM-load", "k.py:5", 800, 900)]
+    wave64 = hotspot_doc(program)
+    rdna = {**hotspot_doc(program), "arch": {"name": "gfx1100"}}
+    compiled_wave64 = {**rdna, "occupancy": {"wave_size": 64}}
+    (cdna,) = narrow_loads(PlanContext(wave64))
+    (wave32,) = narrow_loads(PlanContext(rdna))
+    (rdna64,) = narrow_loads(PlanContext(compiled_wave64))
+    assert "move 128 bytes per wave" in cdna.root_cause
+    assert "move 64 bytes per wave" in wave32.root_cause
+    assert "move 128 bytes per wave" in rdna64.root_cause
+
+
 def test_legacy_capture_ranks_by_latency_and_says_so(tmp_path):
     doc, summary, entry = plan_of(tmp_path, demo_gemm(), variant="legacy")
     assert doc["totals"]["stall_cycles"] is None

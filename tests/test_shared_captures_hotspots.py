@@ -13,7 +13,7 @@ from kerneltrace.errors import InputError
 pytestmark = pytest.mark.shared
 DIRS = all_shared_dispatch_dirs()
 EMPTY_LEGACY = "flash_fwd_splitkv_mla_kernel_v0_ui"
-# Opcodes only gfx950 has (rocprof-formats.md §11); independent of the program's own tables.
+# Opcodes only gfx950 has (docs/rocprof-outputs.md §11); independent of the program's own tables.
 GFX950_ONLY_PREFIXES = ("v_mfma_scale_f32", "v_mfma_f32_16x16x128", "v_mfma_f32_32x32x64",
                         "v_permlane16_swap", "v_permlane32_swap", "ds_read_b64_tr_b", "v_cvt_pk_bf16_f32",
                         "v_mfma_f32_32x32x16_bf16", "v_mfma_f32_16x16x32_bf16")

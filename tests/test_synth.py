@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 WAVE_RE = re.compile(r"^se(\d+)_sm(\d+)_sl(\d+)_wv(\d+)\.json$")
 DISPATCH_RE = re.compile(r"^ui_output_agent_(\d+)_dispatch_(\d+)")
 
-# Headers exactly as printed in docs/rocprof-formats.md (§6.1–6.4, §8.4–8.6, §8.12).
+# Headers exactly as rocprofv3 prints them (docs/rocprof-outputs.md §6, §8.3, §8.4, §8.12).
 DOC_KERNEL_TRACE = '"Kind","Agent_Id","Queue_Id","Stream_Id","Thread_Id","Dispatch_Id","Kernel_Id","Kernel_Name","Correlation_Id","Start_Timestamp","End_Timestamp","LDS_Block_Size","Scratch_Size","VGPR_Count","Accum_VGPR_Count","SGPR_Count","Workgroup_Size_X","Workgroup_Size_Y","Workgroup_Size_Z","Grid_Size_X","Grid_Size_Y","Grid_Size_Z"'
 DOC_STATS = '"Name","Calls","TotalDurationNs","AverageNs","Percentage","MinNs","MaxNs","StdDev"'
 DOC_COUNTERS = '"Correlation_Id","Dispatch_Id","Agent_Id","Queue_Id","Process_Id","Thread_Id","Grid_Size","Kernel_Id","Kernel_Name","Workgroup_Size","LDS_Block_Size","Scratch_Size","VGPR_Count","Accum_VGPR_Count","SGPR_Count","Counter_Name","Counter_Value","Start_Timestamp","End_Timestamp"'

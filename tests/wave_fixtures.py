@@ -1,4 +1,4 @@
-"""A small hand-written V3 wave file (rocprof-formats.md §8.9) shared by the wave-reader tests."""
+"""A small hand-written V3 wave file (docs/rocprof-outputs.md §8.9) shared by the wave-reader tests."""
 
 WAVE = {
     "duration": 5584, "name": "SE0", "num_insts": 3, "num_stitched": 3,

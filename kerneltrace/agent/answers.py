@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any
 
+from kerneltrace.readers.codejson import CodeFormat
+
 # The stated bound of summary(): an agent can read it whole without paging.
 SUMMARY_LIMIT = 4000
 # The other answers are drill-downs: larger, still bounded.
@@ -99,11 +101,11 @@ def quality_notes(document: dict, plan: dict) -> list[str]:
     mapping = document.get("source_mapping") or {}
     if mapping.get("hint"):
         notes.append(clip(mapping["hint"]))
-    if document.get("format") == "legacy":
+    if document.get("format") == CodeFormat.LEGACY:
         notes.append("legacy rocprofv2 capture: no stall column, ranked by latency")
-    if document.get("format") == "pcsampling":
+    if document.get("format") == CodeFormat.PCSAMPLING:
         notes.append("PC-sampling capture: ranked by stalled samples, no cycle counts")
-    if not document.get("waves") and document.get("format") == "v3":
+    if not document.get("waves") and document.get("format") == CodeFormat.V3:
         notes.append("no wave files: per-hit timing, wave states and wait→load links are unavailable")
     arch = document.get("arch") or {}
     if not arch.get("name") or not arch.get("certain", True):
@@ -370,11 +372,11 @@ def next_capture(name: str, document: dict, plan: dict) -> dict:
     """What the capture lacks for a sharper plan and the exact settings that would get it."""
     steps: list[dict] = []
     fmt = document.get("format")
-    if fmt == "legacy":
+    if fmt == CodeFormat.LEGACY:
         steps.append({"missing": "stall and idle columns (legacy rocprofv2 trace)",
                       "get_it": "re-capture with rocprofv3 --att (ROCm 7.x) and the rocprof-trace-decoder",
                       "config": "snakemake -c all --config cmd='YOUR BENCHMARK'"})
-    if fmt == "pcsampling":
+    if fmt == CodeFormat.PCSAMPLING:
         steps.append({"missing": "per-instruction cycles (PC sampling counts samples only)",
                       "get_it": "capture ATT: rocprofv3 --att --att-target-cu 1 -d OUT -- CMD",
                       "config": "snakemake -c all --config cmd='YOUR BENCHMARK'"})
@@ -384,7 +386,7 @@ def next_capture(name: str, document: dict, plan: dict) -> dict:
                       "get_it": "FlyDSL: FLYDSL_DEBUG_ENABLE_DEBUG_INFO=1 and a cleared JIT cache; HIP: -g or "
                                 "-gline-tables-only; Triton: keep line info (no -g0)",
                       "config": "env: {FLYDSL_DEBUG_ENABLE_DEBUG_INFO: '1'}"})
-    if fmt == "v3" and not document.get("waves"):
+    if fmt == CodeFormat.V3 and not document.get("waves"):
         steps.append({"missing": "wave files (se*_sm*_sl*_wv*.json): per-hit timing, wave states, wait→load links",
                       "get_it": "keep the whole ui_output_agent_*_dispatch_* folder the decoder writes (the wave "
                                 "files are often dropped when captures are copied), then re-run with --waves",

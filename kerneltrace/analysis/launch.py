@@ -21,12 +21,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
 from kerneltrace.analysis.drains import producer_class
+from kerneltrace.arch.table import get_arch
 from kerneltrace.isa.classify import VMEM_LOAD, VMEM_STORE, classify, opcode
-
-# Launch-bound: at least this share of the CUs gets no workgroup, or the last round of a multi-round
-# grid leaves this share of the whole run's capacity idle.
-IDLE_CU_SHARE = 0.5
-TAIL_LOSS = 0.25
+from kerneltrace.thresholds import DEFAULT_LAUNCH_BOUND, LaunchBoundThresholds
 
 _WIDTH = re.compile(r"_(?:lds_)?(dwordx(\d)|dword|b(\d+)|ubyte|sbyte|byte|ushort|sshort|short|u8|i8|u16|i16|d16\w*)")
 
@@ -45,6 +42,13 @@ def bytes_per_lane(asm: str) -> int:
     if bits:
         return int(bits) // 8
     return 1 if token in ("ubyte", "sbyte", "byte", "u8", "i8") else 2
+
+
+def doc_wave_size(doc: Mapping) -> int:
+    """Lanes per wave of a hotspot document's dispatch: the occupancy model's (the kernel's
+    wave32/wave64 compile mode), else the arch table's default, else 64 (CDNA)."""
+    arch = get_arch(((doc.get("arch") or {}).get("name")) or "")
+    return (doc.get("occupancy") or {}).get("wave_size") or (arch.wave_size if arch else 64)
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,8 @@ class Launch:
 
 def launch_context(kernel_trace: Mapping | None, agent: Mapping | None,
                    occupancy: Mapping | None, wave_size: int) -> Launch | None:
-    """The launch facts of one dispatch (None without a kernel-trace row)."""
+    """The launch facts of one dispatch (None without a kernel-trace row), judged with the
+    default thresholds (the plan judges again with the ones in use: `launch_judgement`)."""
     if not kernel_trace or not kernel_trace.get("grid_size") or not kernel_trace.get("workgroup_size"):
         return None
     grid, group = kernel_trace["grid_size"], kernel_trace["workgroup_size"]
@@ -143,13 +148,24 @@ def launch_context(kernel_trace: Mapping | None, agent: Mapping | None,
             rounds = round(workgroups / (cus * resident), 3)
             whole = math.ceil(rounds)
             tail = round((whole - rounds) / whole, 4) if rounds > 1 else 0.0
-    bound, reason = False, ""
-    if fill is not None and 1 - fill >= IDLE_CU_SHARE:
-        bound = True
-        reason = (f"{workgroups} workgroups on {cus} CUs: {1 - fill:.0%} of the CUs get no work")
-    elif tail is not None and tail >= TAIL_LOSS:
-        bound = True
-        reason = (f"{workgroups} workgroups need {rounds:.2f} rounds of {cus}×{resident} resident "
-                  f"workgroups: the last round leaves {tail:.0%} of the run's capacity idle")
+    facts = {"workgroups": workgroups, "cu_count": cus, "resident_workgroups_per_cu": resident,
+             "cu_fill": fill, "rounds": rounds, "tail_loss": tail}
+    bound, reason = launch_judgement(facts)
     return Launch(kernel_trace.get("duration_ns"), workgroups, per_group, grid_waves, cus, resident,
                   fill, rounds, tail, per_simd, grid_limited, bound, reason)
+
+
+def launch_judgement(launch: Mapping,
+                     limits: LaunchBoundThresholds = DEFAULT_LAUNCH_BOUND) -> tuple[bool, str]:
+    """(launch-bound?, why) of one dispatch's launch facts (a `Launch` as a dict): the grid leaves
+    `limits.idle_cu_share` of the CUs without work, or its last round `limits.tail_loss` of the
+    capacity idle."""
+    fill, tail = launch.get("cu_fill"), launch.get("tail_loss")
+    workgroups, cus = launch.get("workgroups"), launch.get("cu_count")
+    if fill is not None and 1 - fill >= limits.idle_cu_share:
+        return True, f"{workgroups} workgroups on {cus} CUs: {1 - fill:.0%} of the CUs get no work"
+    if tail is not None and tail >= limits.tail_loss:
+        return True, (f"{workgroups} workgroups need {launch.get('rounds'):.2f} rounds of "
+                      f"{cus}×{launch.get('resident_workgroups_per_cu')} resident workgroups: the "
+                      f"last round leaves {tail:.0%} of the run's capacity idle")
+    return False, ""

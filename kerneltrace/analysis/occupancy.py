@@ -14,7 +14,7 @@ from kerneltrace.records import record
 LIMITERS: tuple[str, ...] = ("vgpr", "sgpr", "lds", "workgroup")
 
 # Targets whose rocprofv3 VGPR_Count/Accum_VGPR_Count are exact: the SDK derives arch VGPRs from
-# accum_offset only for gfx90a and gfx94x (rocprof-formats.md §6.1).
+# accum_offset only for gfx90a and gfx94x (docs/rocprof-outputs.md §6.1).
 _SDK_EXACT_VGPR_TARGETS = ("gfx90a", "gfx94")
 
 
@@ -115,6 +115,135 @@ def _workgroups_for(target_waves: int, waves_per_wg: int, arch: ArchSpec) -> int
     return _ceil_div(target_waves * arch.simds_per_cu, waves_per_wg)
 
 
+@record(frozen=True)
+class _Limit:
+    """One limiter's answer: waves per SIMD it allows (None: not evaluated) and why."""
+
+    waves: int | None
+    source: str
+
+
+def _unknown_arch(regs: RegisterUsage, meta: DispatchMeta | None, candidates: Iterable[str],
+                  wave_size: int | None) -> dict:
+    """The occupancy object without an arch: nulls, the reason, and one entry per candidate."""
+    per_candidate = {}
+    for name in candidates:
+        spec = get_arch(name)
+        if spec is not None:
+            result = compute_occupancy(spec, regs, meta, wave_size=wave_size)
+            per_candidate[spec.name] = {
+                "waves_per_simd": result["waves_per_simd"],
+                "limited_by": result["limited_by"],
+                "limits": result["limits"],
+            }
+    return {
+        "arch": None,
+        "waves_per_simd": None,
+        "limited_by": None,
+        "limits": {key: None for key in (*LIMITERS, "hardware")},
+        "registers": regs.to_dict(),
+        "lds": None,
+        "workgroup": None,
+        "next_level": None,
+        "sources": {"reason": "architecture unknown: occupancy depends on the arch "
+                              "(pass --arch or provide agent_info.csv)"},
+        "per_candidate": per_candidate,
+    }
+
+
+def _vgpr_limit(arch: ArchSpec, regs: RegisterUsage, meta: DispatchMeta | None, wave: int,
+                pool: int | None, granule: int | None, registers: dict, notes: list[str]) -> _Limit:
+    """VGPRs (arch + AGPRs, one pool per lane): fills the register fields of `registers`."""
+    hardware = arch.max_waves_per_simd
+    if pool is None or granule is None:
+        return _Limit(None, f"VGPR file size of {arch.name} (wave{wave}) not known")
+    vgprs = _vgprs(arch, regs, meta, granule, notes)
+    registers.update(arch_vgprs=vgprs.arch, agprs=vgprs.agprs, accum_offset=vgprs.accum_offset,
+                     combined_vgprs=vgprs.allocated)
+    if vgprs.allocated is None:
+        return _Limit(None, vgprs.source)
+    return _Limit(min(hardware, pool // vgprs.allocated) if vgprs.allocated else hardware,
+                  vgprs.source)
+
+
+def _sgpr_limit(arch: ArchSpec, regs: RegisterUsage, meta: DispatchMeta | None,
+                registers: dict) -> _Limit:
+    """SGPRs (gfx9 only; gfx10+ gives every wave a fixed SGPR set): fills `registers`' SGPRs."""
+    hardware = arch.max_waves_per_simd
+    if arch.sgpr_budget is None or arch.sgpr_granule is None:
+        return _Limit(hardware, f"SGPRs do not limit occupancy on {arch.family} (fixed per wave)")
+    csv_sgprs = meta.sgpr_count if meta and meta.sgpr_count else None
+    isa_sgprs = None
+    if regs.source != "none" and regs.sgprs > 0:
+        isa_sgprs = _align_up(regs.sgprs + arch.sgpr_extra, arch.sgpr_granule)
+    if csv_sgprs is not None:
+        allocated = _align_up(max(csv_sgprs, isa_sgprs or 0), arch.sgpr_granule)
+        source = "kernel_trace SGPR_Count (descriptor, includes VCC/FLAT_SCRATCH)"
+        if isa_sgprs and isa_sgprs > csv_sgprs:
+            source = f"ISA scan + {arch.sgpr_extra} reserved (above SGPR_Count)"
+    elif isa_sgprs is not None:
+        allocated = isa_sgprs
+        source = (f"ISA scan + {arch.sgpr_extra} reserved SGPRs (lower bound; "
+                  "no kernel_trace row)")
+    else:
+        allocated = None
+        source = "unknown: no SGPR seen and no kernel_trace row"
+    registers["sgprs"] = regs.sgprs if regs.source != "none" else None
+    registers["sgprs_allocated"] = allocated
+    return _Limit(min(hardware, arch.sgpr_budget // allocated) if allocated else None, source)
+
+
+def _lds_limit(arch: ArchSpec, lds_bytes: int | None, waves_per_wg: int | None, lds: dict,
+               notes: list[str]) -> _Limit:
+    """LDS per workgroup against the CU's LDS: fills the allocation fields of `lds`."""
+    if lds_bytes is None:
+        return _Limit(None, "unknown: no kernel_trace row (LDS_Block_Size / Group_Segment_Size)")
+    if lds_bytes == 0:
+        return _Limit(arch.max_waves_per_simd, "kernel_trace: no LDS used")
+    if waves_per_wg is None:
+        return _Limit(None, "unknown: workgroup size missing")
+    allocated = _align_up(lds_bytes, arch.lds_granule)
+    wgs = arch.lds_bytes_per_cu // allocated
+    lds.update(allocated=allocated, workgroups_per_cu=wgs)
+    if allocated > arch.lds_max_per_workgroup:
+        notes.append(f"LDS per workgroup {allocated} B exceeds the {arch.name} limit "
+                     f"{arch.lds_max_per_workgroup} B")
+    return _Limit(_waves_from_workgroups(wgs, waves_per_wg, arch),
+                  f"kernel_trace LDS {lds_bytes} B/workgroup -> {allocated} B allocated "
+                  f"({arch.lds_granule} B granule), {arch.lds_bytes_per_cu} B per "
+                  f"{arch.cu_label}")
+
+
+def _workgroup_limit(arch: ArchSpec, waves_per_wg: int | None, workgroup: dict) -> _Limit:
+    """Workgroup slots and barriers per CU: fills `workgroup`'s workgroups per CU."""
+    if waves_per_wg is None:
+        return _Limit(None, "unknown: workgroup size missing")
+    if waves_per_wg > arch.max_waves_per_cu:
+        return _Limit(0, f"{waves_per_wg} waves per workgroup exceed {arch.max_waves_per_cu}"
+                         f" waves per {arch.cu_label}")
+    if waves_per_wg == 1:
+        wgs = arch.max_workgroups_per_cu
+        why = "single-wave workgroups need no barrier"
+    else:
+        wgs = min(arch.max_waves_per_cu // waves_per_wg, arch.max_barriers_per_cu)
+        why = (f"min({arch.max_waves_per_cu} waves / {waves_per_wg} per workgroup, "
+               f"{arch.max_barriers_per_cu} barriers) per {arch.cu_label}")
+    workgroup["workgroups_per_cu"] = wgs
+    return _Limit(_waves_from_workgroups(wgs, waves_per_wg, arch), f"{wgs} workgroups: {why}")
+
+
+def _limiter(limits: dict[str, int | None], hardware: int) -> tuple[int | None, str | None,
+                                                                     list[str], list[str]]:
+    """(waves per SIMD, limiter, tied limiters, limiters not evaluated) from the limits."""
+    known = {key: value for key, value in limits.items() if key in LIMITERS and value is not None}
+    unknown = [key for key in LIMITERS if limits.get(key) is None]
+    if not known:
+        return None, None, [], unknown
+    waves = min(min(known.values()), hardware)
+    tied = [key for key in LIMITERS if known.get(key) == waves and waves < hardware]
+    return waves, tied[0] if tied else "none", tied, unknown
+
+
 def compute_occupancy(
     arch: ArchSpec | None,
     regs: RegisterUsage,
@@ -126,153 +255,40 @@ def compute_occupancy(
     """The hotspot document's "occupancy" object (see docs/isa-and-occupancy.md).
 
     With `arch` None the values are null with a reason; `candidates` (arch names) then adds a
-    "per_candidate" map computed for each candidate in the arch table.
+    "per_candidate" map computed for each candidate in the arch table. Otherwise each limiter
+    (VGPR, SGPR, LDS, workgroup slots) gives the waves per SIMD it allows; the lowest decides.
     """
     if arch is None:
-        per_candidate = {}
-        for name in candidates:
-            spec = get_arch(name)
-            if spec is not None:
-                result = compute_occupancy(spec, regs, meta, wave_size=wave_size)
-                per_candidate[spec.name] = {
-                    "waves_per_simd": result["waves_per_simd"],
-                    "limited_by": result["limited_by"],
-                    "limits": result["limits"],
-                }
-        return {
-            "arch": None,
-            "waves_per_simd": None,
-            "limited_by": None,
-            "limits": {key: None for key in (*LIMITERS, "hardware")},
-            "registers": regs.to_dict(),
-            "lds": None,
-            "workgroup": None,
-            "next_level": None,
-            "sources": {"reason": "architecture unknown: occupancy depends on the arch "
-                                  "(pass --arch or provide agent_info.csv)"},
-            "per_candidate": per_candidate,
-        }
-
+        return _unknown_arch(regs, meta, candidates, wave_size)
     notes: list[str] = []
     wave = wave_size or arch.wave_size
     pool, granule = arch.vgpr_allocation(wave)
     hardware = arch.max_waves_per_simd
-    limits: dict[str, int | None] = {}
-    sources: dict[str, str] = {}
-
-    # VGPRs.
     registers: dict = {"arch_vgprs": None, "agprs": None, "accum_offset": None,
                        "combined_vgprs": None, "vgpr_pool": pool, "vgpr_granule": granule,
                        "sgprs": None, "sgprs_allocated": None, "sgpr_budget": arch.sgpr_budget,
                        "sgpr_granule": arch.sgpr_granule, "uses_vcc": regs.uses_vcc,
                        "vgpr_form_mfma": regs.vgpr_form_mfma}
-    if pool is None or granule is None:
-        limits["vgpr"] = None
-        sources["vgpr"] = f"VGPR file size of {arch.name} (wave{wave}) not known"
-    else:
-        vgprs = _vgprs(arch, regs, meta, granule, notes)
-        registers.update(arch_vgprs=vgprs.arch, agprs=vgprs.agprs, accum_offset=vgprs.accum_offset,
-                         combined_vgprs=vgprs.allocated)
-        sources["vgpr"] = vgprs.source
-        if vgprs.allocated is None:
-            limits["vgpr"] = None
-        else:
-            limits["vgpr"] = min(hardware, pool // vgprs.allocated) if vgprs.allocated else hardware
-
-    # SGPRs (gfx9 only; gfx10+ gives every wave a fixed SGPR set).
-    if arch.sgpr_budget is None or arch.sgpr_granule is None:
-        limits["sgpr"] = hardware
-        sources["sgpr"] = f"SGPRs do not limit occupancy on {arch.family} (fixed per wave)"
-    else:
-        csv_sgprs = meta.sgpr_count if meta and meta.sgpr_count else None
-        isa_sgprs = None
-        if regs.source != "none" and regs.sgprs > 0:
-            isa_sgprs = _align_up(regs.sgprs + arch.sgpr_extra, arch.sgpr_granule)
-        if csv_sgprs is not None:
-            allocated = _align_up(max(csv_sgprs, isa_sgprs or 0), arch.sgpr_granule)
-            sources["sgpr"] = "kernel_trace SGPR_Count (descriptor, includes VCC/FLAT_SCRATCH)"
-            if isa_sgprs and isa_sgprs > csv_sgprs:
-                sources["sgpr"] = f"ISA scan + {arch.sgpr_extra} reserved (above SGPR_Count)"
-        elif isa_sgprs is not None:
-            allocated = isa_sgprs
-            sources["sgpr"] = (f"ISA scan + {arch.sgpr_extra} reserved SGPRs (lower bound; "
-                               "no kernel_trace row)")
-        else:
-            allocated = None
-            sources["sgpr"] = "unknown: no SGPR seen and no kernel_trace row"
-        registers["sgprs"] = regs.sgprs if regs.source != "none" else None
-        registers["sgprs_allocated"] = allocated
-        limits["sgpr"] = min(hardware, arch.sgpr_budget // allocated) if allocated else None
-
-    # Workgroup shape.
     wg_size = meta.workgroup_size if meta and meta.workgroup_size else None
     waves_per_wg = _ceil_div(wg_size, wave) if wg_size else None
     workgroup: dict = {"size": wg_size, "waves_per_workgroup": waves_per_wg,
                        "workgroups_per_cu": None}
-
-    # LDS.
     lds_bytes = meta.lds_bytes if meta else None
     lds: dict = {"bytes_per_workgroup": lds_bytes, "allocated": None,
                  "per_cu": arch.lds_bytes_per_cu, "granule": arch.lds_granule,
                  "workgroups_per_cu": None}
-    if lds_bytes is None:
-        limits["lds"] = None
-        sources["lds"] = "unknown: no kernel_trace row (LDS_Block_Size / Group_Segment_Size)"
-    elif lds_bytes == 0:
-        limits["lds"] = hardware
-        sources["lds"] = "kernel_trace: no LDS used"
-    elif waves_per_wg is None:
-        limits["lds"] = None
-        sources["lds"] = "unknown: workgroup size missing"
-    else:
-        allocated = _align_up(lds_bytes, arch.lds_granule)
-        wgs = arch.lds_bytes_per_cu // allocated
-        lds.update(allocated=allocated, workgroups_per_cu=wgs)
-        limits["lds"] = _waves_from_workgroups(wgs, waves_per_wg, arch)
-        sources["lds"] = (f"kernel_trace LDS {lds_bytes} B/workgroup -> {allocated} B allocated "
-                          f"({arch.lds_granule} B granule), {arch.lds_bytes_per_cu} B per "
-                          f"{arch.cu_label}")
-        if allocated > arch.lds_max_per_workgroup:
-            notes.append(f"LDS per workgroup {allocated} B exceeds the {arch.name} limit "
-                         f"{arch.lds_max_per_workgroup} B")
-
-    # Workgroup slots / barriers.
-    if waves_per_wg is None:
-        limits["workgroup"] = None
-        sources["workgroup"] = "unknown: workgroup size missing"
-    elif waves_per_wg > arch.max_waves_per_cu:
-        limits["workgroup"] = 0
-        sources["workgroup"] = (f"{waves_per_wg} waves per workgroup exceed {arch.max_waves_per_cu}"
-                                f" waves per {arch.cu_label}")
-    else:
-        if waves_per_wg == 1:
-            wgs = arch.max_workgroups_per_cu
-            why = "single-wave workgroups need no barrier"
-        else:
-            wgs = min(arch.max_waves_per_cu // waves_per_wg, arch.max_barriers_per_cu)
-            why = (f"min({arch.max_waves_per_cu} waves / {waves_per_wg} per workgroup, "
-                   f"{arch.max_barriers_per_cu} barriers) per {arch.cu_label}")
-        workgroup["workgroups_per_cu"] = wgs
-        limits["workgroup"] = _waves_from_workgroups(wgs, waves_per_wg, arch)
-        sources["workgroup"] = f"{wgs} workgroups: {why}"
-
-    limits["hardware"] = hardware
-    sources["hardware"] = f"{arch.name}: {hardware} waves per SIMD"
+    steps = {
+        "vgpr": _vgpr_limit(arch, regs, meta, wave, pool, granule, registers, notes),
+        "sgpr": _sgpr_limit(arch, regs, meta, registers),
+        "lds": _lds_limit(arch, lds_bytes, waves_per_wg, lds, notes),
+        "workgroup": _workgroup_limit(arch, waves_per_wg, workgroup),
+        "hardware": _Limit(hardware, f"{arch.name}: {hardware} waves per SIMD"),
+    }
+    limits: dict[str, int | None] = {key: step.waves for key, step in steps.items()}
+    sources: dict[str, str] = {key: step.source for key, step in steps.items()}
     if meta and meta.scratch_bytes:
         notes.append(f"kernel uses scratch ({meta.scratch_bytes} B): register spills or stack")
-
-    known = {key: value for key, value in limits.items() if key in LIMITERS and value is not None}
-    unknown = [key for key in LIMITERS if limits.get(key) is None]
-    if known:
-        waves = min(min(known.values()), hardware)
-    else:
-        waves = None
-    if waves is None:
-        limited_by = None
-        tied: list[str] = []
-    else:
-        tied = [key for key in LIMITERS if known.get(key) == waves and waves < hardware]
-        limited_by = tied[0] if tied else "none"
+    waves, limited_by, tied, unknown = _limiter(limits, hardware)
     if unknown:
         notes.append("not evaluated (missing data): " + ", ".join(unknown) +
                      "; waves_per_simd is an upper bound")

@@ -15,9 +15,10 @@ from kerneltrace.analysis.barriers import barrier_causes
 from kerneltrace.analysis.control_flow import control_flow, rows_from_instructions
 from kerneltrace.analysis.dataflow import select_chains
 from kerneltrace.analysis.drains import drain_waits, stall_by_class
-from kerneltrace.analysis.launch import launch_context, request_traffic
+from kerneltrace.analysis.launch import doc_wave_size, launch_context, request_traffic
 from kerneltrace.analysis.setup import kernarg_bases, round_trips
 from kerneltrace.arch.table import get_arch, get_product
+from kerneltrace.readers.codejson import CodeFormat
 
 TOP_WAITS = 12  # drained waits listed, by stall
 
@@ -49,10 +50,10 @@ def structure_of(doc: Mapping) -> dict:
     """The `structure` object (docs/hotspot-json.md) of one hotspot document."""
     instructions = [ins for ins in doc.get("instructions") or [] if isinstance(ins.get("index"), int)]
     rows = rows_from_instructions(instructions)
-    pc_sampling = doc.get("format") == "pcsampling"
+    pc_sampling = doc.get("format") == CodeFormat.PCSAMPLING
     flow = control_flow(rows, _observed_headers(doc), "pc_samples" if pc_sampling else "latency+idle")
     arch = get_arch(((doc.get("arch") or {}).get("name")) or "")
-    wave_size = (doc.get("occupancy") or {}).get("wave_size") or (arch.wave_size if arch else 64)
+    wave_size = doc_wave_size(doc)
     bases = kernarg_bases(rows)
     drains = drain_waits(rows, flow, stores_in_vmcnt=not (arch and arch.family.startswith("RDNA")),
                          kernarg_bases=bases)

@@ -69,7 +69,7 @@ class ProductSpec:
     arch: str
     peak_hbm_gbps: float | None
     max_clock_mhz: int | None
-    peak_confirmed: bool  # False: community/secondary figure (counters.md §4 marks all unconfirmed)
+    peak_confirmed: bool  # False: community/secondary figure (docs/pmc-counters.md §4 marks all unconfirmed)
     source: str
 
 
@@ -198,17 +198,17 @@ ARCH_ALIASES: dict[str, str] = {"gfx940": "gfx942", "gfx941": "gfx942"}
 PRODUCTS: dict[str, ProductSpec] = {
     p.name: p
     for p in (
-        ProductSpec("MI210", "gfx90a", 1600.0, 1700, False, "counters.md §4 (GEAK kb); clock: public spec"),
+        ProductSpec("MI210", "gfx90a", 1600.0, 1700, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec"),
         ProductSpec("MI250", "gfx90a", None, 1700, False, "clock: public spec"),
-        ProductSpec("MI250X", "gfx90a", 3200.0, 1700, False, "counters.md §4 (GEAK kb); clock: public spec"),
-        ProductSpec("MI300X", "gfx942", 5300.0, 2100, False, "counters.md §4 (GEAK kb); AMD product page (amd.com/en/products/accelerators/instinct/mi300/mi300x.html: 5.3 TB/s); clock: public spec"),
-        ProductSpec("MI300A", "gfx942", 5300.0, 2100, False, "counters.md §4 (GEAK kb); clock: public spec"),
+        ProductSpec("MI250X", "gfx90a", 3200.0, 1700, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec"),
+        ProductSpec("MI300X", "gfx942", 5300.0, 2100, False, "docs/pmc-counters.md §4; AMD product page (amd.com/en/products/accelerators/instinct/mi300/mi300x.html: 5.3 TB/s); clock: public spec"),
+        ProductSpec("MI300A", "gfx942", 5300.0, 2100, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec"),
         ProductSpec("MI325X", "gfx942", None, 2100, False, "peak not given by the sources"),
         ProductSpec("MI350X", "gfx950", 8000.0, 2200, False,
-                    "counters.md §4 (community reports); AMD product page (amd.com/en/products/"
+                    "docs/pmc-counters.md §4 (community reports); AMD product page (amd.com/en/products/"
                     "accelerators/instinct/mi350/mi350x.html: 8 TB/s HBM3E); clock: observed "
                     "agent_info Max_Engine_Clk_Fcompute"),
-        ProductSpec("MI355X", "gfx950", 8000.0, 2400, False, "counters.md §4 (community reports); AMD product page (amd.com/en/products/accelerators/instinct/mi350/mi355x.html: 8 TB/s); clock: public spec"),
+        ProductSpec("MI355X", "gfx950", 8000.0, 2400, False, "docs/pmc-counters.md §4 (community reports); AMD product page (amd.com/en/products/accelerators/instinct/mi350/mi355x.html: 8 TB/s); clock: public spec"),
     )
 }
 

@@ -1,6 +1,6 @@
 """The single table of PMC counter names per arch, their hardware blocks, per-pass limits and metric needs.
 
-Facts come from ../shared/docs/counters.md (sections 1-3); nothing else in the code base hard-codes a
+Facts and their sources: docs/pmc-counters.md (§1–3); nothing else in the code base hard-codes a
 counter name or a block limit. Peak bandwidth per product lives in kerneltrace/arch/table.py.
 """
 
@@ -70,7 +70,7 @@ _ONLY_ON: dict[str, frozenset[str]] = {
 }
 
 # Read-path (FETCH_SIZE-type) and write-path (WRITE_SIZE-type) counters go in different passes
-# (counters.md section 2, rule 4).
+# (docs/pmc-counters.md §2).
 FETCH_KEYS: frozenset[str] = frozenset(
     {"rdreq", "rdreq_32b", "rdreq_64b", "rdreq_128b", "bubble", "rdreq_dram", "rdreq_level"}
 )

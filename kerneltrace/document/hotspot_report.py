@@ -20,7 +20,7 @@ from kerneltrace.analysis.hotspots import (
     user_lines,
 )
 from kerneltrace.errors import InputError
-from kerneltrace.model.metadata import find_metadata, source_label
+from kerneltrace.model.metadata import Metadata, find_metadata, source_label
 from kerneltrace.model.naming import parse_dispatch_name
 from kerneltrace.readers.codejson import (
     PC_SAMPLING_REASONS,
@@ -198,17 +198,81 @@ def run_analysis(
     capture_report: Path | None = None,  # the decode report: truncated captures are stated
     text_only: bool = False,  # the CLI's text report alone: no `costs` and `snippets` (it shows neither)
 ) -> DispatchAnalysis:
-    """Read and analyse one dispatch dir; raises InputError for bad input (never modifies it)."""
+    """Read and analyse one dispatch dir; raises InputError for bad input (never modifies it).
+
+    Steps: check the paths, read code.json (the kernel chosen) and snapshots.json, aggregate the
+    stall, find the CSV metadata and the arch, model occupancy, assemble the document, then the
+    optional parts (waves; costs, structure and source windows unless `text_only`)."""
     given = str(dispatch_dir)
-    directory = Path(dispatch_dir)
+    directory = _dispatch_directory(given, kernel_trace_csv, agent_info_csv)
+    table = read_code_json(directory / "code.json")
+    warnings: list[str] = list(table.warnings)
+    check_not_empty(table, table.rows)
+    group = select_kernel(table, kernel, warnings)
+    rows = group.rows
+    check_not_empty(table, rows)
+    sources = _sources(directory, warnings)
+    pc_sampling = table.format == CodeFormat.PCSAMPLING
+    legacy = table.format == CodeFormat.LEGACY
+    metric = _metric(table, rows)
+    analysis = aggregate(instruction_stats(rows), metric)
+    warnings.extend(analysis.warnings)
+    warnings.extend(_format_warnings(legacy, pc_sampling))
+
+    name = parse_dispatch_name(directory)
+    metadata = find_metadata(
+        directory, name.id, [n for n in (group.symbol, group.name) if n],
+        kernel_trace_csv=kernel_trace_csv and Path(kernel_trace_csv),
+        agent_info_csv=agent_info_csv and Path(agent_info_csv), kernel_filter=kernel,
+    )
+    warnings.extend(metadata.warnings)
+    arch_section, spec = _resolved_arch(arch, metadata, directory, rows, warnings)
+    occupancy = _occupancy(spec, rows, metadata.trace.row, arch_section["candidates"])
+
+    document: dict = {
+        "schema": SCHEMA,
+        "tool": {"name": TOOL, "version": __version__},
+        "dispatch_dir": given,
+        "dispatch": {"agent": name.agent, "id": name.id, "label": name.label},
+        "kernel": group.name or group.symbol,
+        "kernel_symbol": group.symbol,
+        "kernels_in_trace": [g.name or g.symbol for g in kernel_groups(table)],
+        "format": table.format,
+        "ranked_by": {"stall": "stall_cycles", "pc_stalled": "pc_stalled", "latency": "latency_cycles"}[metric],
+        "arch": arch_section,
+        "totals": _totals(rows, pc_sampling),
+        "stall_by_type": _type_dicts(analysis, legacy, pc_sampling),
+        "source_lines": _line_dicts(analysis, pc_sampling),
+        "instructions": _instruction_dicts(analysis, pc_sampling),
+        "occupancy": occupancy,
+        "pc_sampling": _pc_sampling_section(rows) if pc_sampling else None,
+        "metadata": _metadata_section(metadata),
+        "source_mapping": {
+            "mapped_fraction": analysis.mapped_fraction,
+            "hint": SOURCE_MAPPING_HINT if analysis.mapped_fraction == 0 else None,
+        },
+        "warnings": warnings,
+        "capture_warnings": _capture_warnings(directory, capture_report),
+    }
+    warnings.extend(document["capture_warnings"])
+    if waves:
+        document["waves"] = _waves(directory, table)
+        document["schema"] = SCHEMA_WITH_WAVES
+    if not text_only:
+        _add_plan_inputs(document, sources)
+    return DispatchAnalysis(document, table, sources)
+
+
+def _dispatch_directory(given: str, kernel_trace_csv: Path | None, agent_info_csv: Path | None) -> Path:
+    """The dispatch dir a command line names (the dir, or its code.json), checked before reading."""
+    directory = Path(given)
     if not directory.exists():
         raise InputError("dispatch directory not found", given, "pass an existing ui_output_agent_*_dispatch_* directory")
     if directory.is_file() and directory.name == "code.json":
         directory = directory.parent
     if not directory.is_dir():
         raise InputError("not a directory", given, "pass the ui_output_agent_*_dispatch_* directory, not a file")
-    code_path = directory / "code.json"
-    if not os.path.lexists(code_path):
+    if not os.path.lexists(directory / "code.json"):
         raise InputError(
             "no code.json in this directory (not a decoded ATT dispatch dir)",
             given,
@@ -217,24 +281,21 @@ def run_analysis(
     for label, csv_path in (("--kernel-trace", kernel_trace_csv), ("--agent-info", agent_info_csv)):
         if csv_path is not None and not os.path.lexists(csv_path):
             raise InputError(f"{label} file not found", str(csv_path), "check the path")
+    return directory
 
-    table = read_code_json(code_path)
-    warnings: list[str] = list(table.warnings)
-    check_not_empty(table, table.rows)
-    group = select_kernel(table, kernel, warnings)
-    rows = group.rows
-    check_not_empty(table, rows)
+
+def _sources(directory: Path, warnings: list[str]) -> SourceIndex:
+    """snapshots.json's source copies; optional: a FIFO or device in its place is skipped, never read."""
     try:
-        sources = read_snapshots(directory)
-    except NotRegularFile as err:  # optional: a FIFO or device in its place is skipped, never read
+        return read_snapshots(directory)
+    except NotRegularFile as err:
         warnings.append(f"snapshots.json skipped: {err.what} (no source snippets)")
-        sources = SourceIndex({})
+        return SourceIndex({})
 
-    pc_sampling = table.format == CodeFormat.PCSAMPLING
-    legacy = table.format == CodeFormat.LEGACY
-    metric = _metric(table, rows)
-    analysis = aggregate(instruction_stats(rows), metric)
-    warnings.extend(analysis.warnings)
+
+def _format_warnings(legacy: bool, pc_sampling: bool) -> list[str]:
+    """What the code.json format does not measure, said once in the document."""
+    warnings = []
     if legacy:
         warnings.append(
             "legacy rocprofv2 code.json: no Stall, Idle, Codeobj or Vaddr columns -- stall cycles and "
@@ -245,17 +306,15 @@ def run_analysis(
             "PC-sampling capture: Hit/Latency/Stall/Idle are not measured; instructions and lines are "
             "ranked by stalled PC samples (pc_stalled)"
         )
+    return warnings
 
-    name = parse_dispatch_name(directory)
-    metadata = find_metadata(
-        directory, name.id, [n for n in (group.symbol, group.name) if n],
-        kernel_trace_csv=kernel_trace_csv and Path(kernel_trace_csv),
-        agent_info_csv=agent_info_csv and Path(agent_info_csv), kernel_filter=kernel,
-    )
-    warnings.extend(metadata.warnings)
-    trace_row, join = metadata.trace.row, metadata.trace.join
-    agents, agent_csv = metadata.agents, metadata.agent_csv
-    arch_section, spec = _arch_section(arch, agents, list(dict.fromkeys(row.asm for row in rows)), warnings)
+
+def _resolved_arch(arch: str | None, metadata: Metadata, directory: Path, rows: list[CodeRow],
+                   warnings: list[str]) -> tuple[dict, object]:
+    """The document's `arch` section and ArchSpec: --arch, the agent CSV, else the ISA evidence."""
+    agent_csv = metadata.agent_csv
+    arch_section, spec = _arch_section(arch, metadata.agents, list(dict.fromkeys(row.asm for row in rows)),
+                                       warnings)
     if agent_csv and arch_section["source"].startswith("agent_info"):
         # said in the report and the plan, so a user sees which GPU's CSV decided
         arch_section["source_file"] = source_label(agent_csv, directory)
@@ -264,8 +323,11 @@ def run_analysis(
             "architecture unknown (no --arch, no agent_info CSV next to the dispatch dir, no decisive "
             "opcode): occupancy limits that depend on it are null; pass --arch or --agent-info"
         )
-    occupancy = _occupancy(spec, rows, trace_row, arch_section["candidates"])
+    return arch_section, spec
 
+
+def _totals(rows: list[CodeRow], pc_sampling: bool) -> dict:
+    """The document's `totals`: instructions, executed ones, cycle sums (PC samples when sampled)."""
     hit_rows = [row for row in rows if row.hits > 0]
     totals = {
         "instructions": len(rows),
@@ -280,67 +342,45 @@ def run_analysis(
     if pc_sampling:
         totals["pc_issued"] = sum(row.pc_issued or 0 for row in rows)
         totals["pc_stalled"] = sum(row.pc_stalled or 0 for row in rows)
+    return totals
 
-    agent = agents[0] if agents else None
-    document: dict = {
-        "schema": SCHEMA,
-        "tool": {"name": TOOL, "version": __version__},
-        "dispatch_dir": given,
-        "dispatch": {"agent": name.agent, "id": name.id, "label": name.label},
-        "kernel": group.name or group.symbol,
-        "kernel_symbol": group.symbol,
-        "kernels_in_trace": [g.name or g.symbol for g in kernel_groups(table)],
-        "format": table.format,
-        "ranked_by": {"stall": "stall_cycles", "pc_stalled": "pc_stalled", "latency": "latency_cycles"}[metric],
-        "arch": arch_section,
-        "totals": totals,
-        "stall_by_type": _type_dicts(analysis, legacy, pc_sampling),
-        "source_lines": _line_dicts(analysis, pc_sampling),
-        "instructions": _instruction_dicts(analysis, pc_sampling),
-        "occupancy": occupancy,
-        "pc_sampling": _pc_sampling_section(rows) if pc_sampling else None,
-        "metadata": {
-            "kernel_trace": trace_row.to_dict() if trace_row else None,
-            "kernel_trace_join": join,
-            "agent_info_csv": str(agent_csv) if agent_csv else None,
-            "agent": None if agent is None else {
-                "name": agent.name,
-                "product_name": agent.product_name,
-                "cu_count": agent.cu_count,
-                "simd_per_cu": agent.simd_per_cu,
-                "max_waves_per_simd": agent.max_waves_per_simd,
-                "wave_front_size": agent.wave_front_size,
-                "lds_size_kb": agent.lds_size_kb,
-                "max_engine_clock_mhz": agent.max_engine_clock_mhz,
-            },
+
+def _metadata_section(metadata: Metadata) -> dict:
+    """The document's `metadata`: the kernel_trace row, how it was joined, the first agent."""
+    trace_row, agent_csv = metadata.trace.row, metadata.agent_csv
+    agent = metadata.agents[0] if metadata.agents else None
+    return {
+        "kernel_trace": trace_row.to_dict() if trace_row else None,
+        "kernel_trace_join": metadata.trace.join,
+        "agent_info_csv": str(agent_csv) if agent_csv else None,
+        "agent": None if agent is None else {
+            "name": agent.name,
+            "product_name": agent.product_name,
+            "cu_count": agent.cu_count,
+            "simd_per_cu": agent.simd_per_cu,
+            "max_waves_per_simd": agent.max_waves_per_simd,
+            "wave_front_size": agent.wave_front_size,
+            "lds_size_kb": agent.lds_size_kb,
+            "max_engine_clock_mhz": agent.max_engine_clock_mhz,
         },
-        "source_mapping": {
-            "mapped_fraction": analysis.mapped_fraction,
-            "hint": SOURCE_MAPPING_HINT if analysis.mapped_fraction == 0 else None,
-        },
-        "warnings": warnings,
-        "capture_warnings": _capture_warnings(directory, capture_report),
     }
-    warnings.extend(document["capture_warnings"])
-    if waves:
-        document["waves"] = _waves(directory, table)
-        document["schema"] = SCHEMA_WITH_WAVES
-    if text_only:
-        return DispatchAnalysis(document, table, sources)
+
+
+def _add_plan_inputs(document: dict, sources: SourceIndex) -> None:
+    """What only the JSON document carries (lazy imports: off the text report's start-up path):
+    costs, structure, and the source windows the plan shows, so it renders without the capture."""
     from kerneltrace.analysis.costs import cost_summary
 
     document["costs"] = cost_summary(
         document["instructions"], (document.get("waves") or {}).get("waves") or None
     )
     document["structure"] = _structure(document)
-    # the plan shows these windows: carried here so it renders from reports/ without the capture
     locations = [line["location"] for line in user_lines(document["source_lines"], SNIPPET_LINES)]
     from kerneltrace.readers.snippets import snippets_from, source_files_from
 
     document["snippets"] = snippets_from(sources, locations)
     # whole copied files of every mapped line, for plan.html's source view (docs/hotspot-json.md)
     document["source_files"] = source_files_from(sources, (line["location"] for line in document["source_lines"]))
-    return DispatchAnalysis(document, table, sources)
 
 
 def _capture_warnings(directory: Path, capture_report: Path | None) -> list[str]:

@@ -333,7 +333,7 @@ def is_wait(asm: str) -> bool:
 
 
 # Decoder instruction categories (rocprofiler_thread_trace_decoder_inst_category_t), as found
-# in per-wave files `instructions[i][1]` (rocprof-formats.md §8.9).
+# in per-wave files `instructions[i][1]` (docs/rocprof-outputs.md §8.9).
 DECODER_CATEGORIES: dict[int, str] = {
     0: "NONE",
     1: "SMEM",
@@ -351,7 +351,7 @@ DECODER_CATEGORIES: dict[int, str] = {
     13: "LAST",
 }
 
-# Legacy rocprofv2 code.json `inst_type` (rocprof-formats.md §8.7); 100 marks comment rows.
+# Legacy rocprofv2 code.json `inst_type` (docs/rocprof-outputs.md §8.7); 100 marks comment rows.
 LEGACY_INST_TYPES: dict[int, str] = {
     1: "SMEM",
     2: "SALU",

@@ -1,7 +1,7 @@
 """MFMA pass latency per variant and producer→consumer dependency spacing (the single table).
 
-Values are those of reference-analyzers.md §4.2 / §4.3 (the FlyDSL skill's tables, CDNA3/CDNA4
-ISA). `cycles` is the issue-to-issue pass latency in the skill's units; `passes` = cycles / 4
+Values and their sources: docs/isa-and-occupancy.md §4 (the FlyDSL kernel-trace skill's tables,
+the CDNA3/CDNA4 ISA guides). `cycles` is the issue-to-issue pass latency in the skill's units; `passes` = cycles / 4
 (one pass is four cycles). Variants the sources do not give return None — never a guess —
 except the CDNA4 double-K f16/bf16 shapes, marked `confirmed=False` (see docs).
 """

@@ -11,7 +11,7 @@ def _same_kernel(a: str | None, b: str | None) -> bool:
 def l2_metrics(l2: dict | None, kernel: str | None) -> dict:
     """Aggregate metrics (fractions) of a kerneltrace.l2/1 document when it is about `kernel`.
 
-    Ratio-of-sums bandwidth values override the aggregate (counters.md §3.6); the document's
+    Ratio-of-sums bandwidth values override the aggregate (docs/pmc-counters.md §3.6); the document's
     decision-tree verdicts are carried along under `verdicts`.
     """
     if not l2 or not (_same_kernel(l2.get("kernel"), kernel) or kernel is None):

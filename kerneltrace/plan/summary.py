@@ -5,12 +5,15 @@ from __future__ import annotations
 from kerneltrace import __version__
 from kerneltrace.analysis.costs import cost_summary
 from kerneltrace.analysis.dispatch_labels import dispatch_labels
+from kerneltrace.analysis.launch import launch_judgement
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.gains import group_gain
 from kerneltrace.plan.l2_metrics import l2_metrics
 from kerneltrace.plan.pipeline import run_all
 from kerneltrace.plan.rules import DEFAULT_TABLE
-from kerneltrace.thresholds import Table
+from kerneltrace.plan.verdict import doc_structure
+from kerneltrace.readers.codejson import CodeFormat
+from kerneltrace.thresholds import LaunchBoundThresholds, Table
 
 SCHEMA = "kerneltrace.summary/1"
 SYNTHETIC_ROOT = "/synthetic/"  # source root used by kerneltrace.synth (docs/synthetic-captures.md)
@@ -40,6 +43,18 @@ def with_costs(hotspot_doc: dict) -> dict:
     return {**hotspot_doc, "costs": cost_summary(hotspot_doc.get("instructions") or [], waves)}
 
 
+def with_launch_judged(hotspot_doc: dict, limits: LaunchBoundThresholds) -> dict:
+    """The document with `structure.launch` judged by the launch-bound thresholds in use (the
+    hotspot stage judged it with the defaults; `plan.thresholds.launch_bound` may differ)."""
+    structure = doc_structure(hotspot_doc)
+    launch = structure.get("launch")
+    if not launch:
+        return hotspot_doc
+    bound, reason = launch_judgement(launch, limits)
+    return {**hotspot_doc, "structure": {**structure, "launch": {**launch, "launch_bound": bound,
+                                                                 "reason": reason}}}
+
+
 # Notes about the capture, not about the kernel (issue 21.2): shown before the findings, never ranked.
 CAPTURE_QUALITY_RULES = frozenset({"SRC-no-source-mapping"})
 
@@ -49,10 +64,10 @@ def capture_quality(doc: dict, findings: list) -> list[dict]:
     files, an uncertain arch, truncation — each {kind, note}."""
     notes = [{"kind": f.rule, "note": f"{f.title}. {f.fix}"} for f in findings
              if f.rule in CAPTURE_QUALITY_RULES]
-    if doc.get("format") == "legacy":
+    if doc.get("format") == CodeFormat.LEGACY:
         notes.append({"kind": "no-stall-column", "note": "rocprofv2 legacy code.json: no stall or "
                       "idle columns; instructions are ranked by latency and waits by their latency"})
-    if doc.get("format") != "pcsampling" and not doc.get("waves"):
+    if doc.get("format") != CodeFormat.PCSAMPLING and not doc.get("waves"):
         notes.append({"kind": "no-wave-files", "note": "no wave-level analysis (no wave files, or "
                       "run without --waves): loops and waits come from code.json alone and kernel-"
                       "time gains carry the wider prior (docs/calibration.md)"})
@@ -65,7 +80,7 @@ def capture_quality(doc: dict, findings: list) -> list[dict]:
 
 
 def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = DEFAULT_TABLE) -> dict:
-    hotspot_doc = with_costs(hotspot_doc)
+    hotspot_doc = with_launch_judged(with_costs(hotspot_doc), thresholds.of(LaunchBoundThresholds))
     ctx = PlanContext(hotspot_doc, l2_doc, thresholds=thresholds)
     findings = run_all(ctx)
     entry = {

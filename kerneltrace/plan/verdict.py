@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 
 from kerneltrace.isa import classify as isa
+from kerneltrace.readers.codejson import CodeFormat
 from kerneltrace.thresholds import DEFAULT_VERDICT, VerdictThresholds
 
 MEMORY_TYPES = (isa.VMEM_WAIT, isa.VMEM_LOAD, isa.VMEM_STORE)
@@ -67,8 +68,8 @@ def estimated_shares(doc: dict) -> dict[str, float]:
 def is_no_stall(doc: dict) -> bool:
     """No stall column (legacy rocprofv2) or no stall recorded (not PC sampling)."""
     totals = doc.get("totals") or {}
-    return doc.get("format") == "legacy" or (not totals.get("stall_cycles")
-                                              and doc.get("format") != "pcsampling")
+    return doc.get("format") == CodeFormat.LEGACY or (not totals.get("stall_cycles")
+                                                      and doc.get("format") != CodeFormat.PCSAMPLING)
 
 
 def type_share(doc: dict, *types: str) -> float:
@@ -279,7 +280,7 @@ def latency_only(f: Facts) -> Bottleneck | None:
     if not f.no_stall or f.estimated:
         return None  # a stall column, or stall estimated from latency − issue: the tree decides
     top = max(f.costs.get("by_type") or [{}], key=lambda e: e.get("cost_cycles") or 0)
-    why = ("No stall column in this capture (rocprofv2 legacy format)" if f.fmt == "legacy"
+    why = ("No stall column in this capture (rocprofv2 legacy format)" if f.fmt == CodeFormat.LEGACY
            or f.totals.get("stall_cycles") is None else "No stall recorded in this capture")
     return Bottleneck(
         "latency-only",

@@ -61,7 +61,7 @@ _ALIASES = {
 }
 
 # Columns that are sums of per-wave counts or cycles: never negative, and Stall <= Latency per row
-# (docs/rocprof-formats.md §8.9/§8.10). Codeobj/Vaddr are identifiers, not counts.
+# (docs/rocprof-outputs.md §8.9/§8.10). Codeobj/Vaddr are identifiers, not counts.
 COUNT_COLUMNS = frozenset({"Hit", "Latency", "Stall", "Idle", "PC_Issued", "PC_Stalled"})
 # The decoder writes 64-bit integers: counts are signed (at most 2^63 - 1), Codeobj/Vaddr
 # unsigned (at most 2^64 - 1). Anything larger was not written by it (and a 400-digit count
@@ -297,7 +297,7 @@ def parse_code_document(document: object, path: Path) -> CodeTable:
         codeobj, vaddr, stall, idle, pc_issued, pc_stalled = optional
         if stall is not None and stall > latency:
             # Not refused: RDNA3/4 decoders <= 0.1.4 over-report stall by 4 cycles
-            # (rocprof-formats.md §9.2); keep the data, warn, and let rates cap at 1.
+            # (docs/rocprof-outputs.md §9); keep the data, warn, and let rates cap at 1.
             stall_over_latency.append(index)
         rows.append(
             CodeRow(

@@ -20,7 +20,7 @@ from kerneltrace.model.dispatchdir import emptiness
 from kerneltrace.rocprof import commands, jobfile, logscan
 from kerneltrace.rocprof.groupguard import grace_seconds
 
-BIGGER_BUFFER = "0xC000000"  # 192 MB: the documented next step when the buffer fills (rocprof-formats §4.2)
+BIGGER_BUFFER = "0xC000000"  # 192 MB: the documented next step when the buffer fills (docs/rocprof-outputs.md §2.2)
 MAX_TARGET_CU = 16  # docs range of att_target_cu is 0-15
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from kerneltrace.errors import InputError
 
 # Output locations are passed on the command line only; these variables would otherwise act as
-# CLI-side defaults and conflict with (or silently redirect) what we ask for (rocprof-formats §2.3).
+# CLI-side defaults and conflict with (or silently redirect) what we ask for (docs/rocprof-outputs.md §2.3).
 OUTPUT_ENV_VARS = ("ROCPROF_OUTPUT_PATH", "ROCPROF_OUTPUT_FILE_NAME")
 
 # Turns on source-line info in FlyDSL JIT builds; harmless for other applications.

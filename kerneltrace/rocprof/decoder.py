@@ -23,7 +23,7 @@ class DecoderLookup:
 
 
 def search_dirs(att_library_path: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], str]:
-    """The directory list rocprofv3 walks (rocprof-formats §9.1): first non-empty source wins."""
+    """The directory list rocprofv3 walks (docs/rocprof-outputs.md §9.1): first non-empty source wins."""
     if att_library_path:
         return [str(p) for p in att_library_path], "att_library_path"
     from_env = [p for p in env.get("ROCPROF_ATT_LIBRARY_PATH", "").split(":") if p]

@@ -14,9 +14,9 @@ JOB_FORMATS = ("yaml", "json")
 
 @dataclass(frozen=True)
 class AttSettings:
-    """ATT job values; defaults per rocprof-formats.md §4.2/§4.5 and issue 3."""
+    """ATT job values; defaults per docs/rocprof-outputs.md §2.2 and issue 3."""
 
-    # A set, not a "skip": "[1, [3-4]]" selects iterations {1, 3, 4} (rocprof-formats §5.2).
+    # A set, not a "skip": "[1, [3-4]]" selects iterations {1, 3, 4} (docs/rocprof-outputs.md §2.5).
     kernel_iteration_range: str = "[1, [3-4]]"
     att_target_cu: int = 1
     att_shader_engine_mask: str = "0xf"
@@ -85,7 +85,7 @@ def pmc_job(kernel_regex: str, counters: list[str], *, kernel_iteration_range: s
 
 def pmc_job_document(counters: list[str], kernel_regex: str, output_directory: str | None,
                      output_file: str = "pmc") -> dict[str, Any]:
-    """One rocprofv3 -i job mapping for a planned PMC pass (rocprof-formats.md section 4.4).
+    """One rocprofv3 -i job mapping for a planned PMC pass (docs/rocprof-outputs.md §2.4).
 
     Without output_directory the location is left to the command line (-d/-o), which must not
     disagree with the job file.

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 
 @dataclass(frozen=True)
 class Signature:
-    """A known rocprofv3/decoder message (rocprof-formats §9.2/§10, reference-analyzers §6)."""
+    """A known rocprofv3/decoder message (docs/rocprof-outputs.md §9.2/§10)."""
 
     code: str
     pattern: str  # regular expression searched line by line

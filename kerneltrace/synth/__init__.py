@@ -1,7 +1,7 @@
 """Synthetic rocprofv3 capture generator (tests, the bundled example, the rocprofv3 test double, benches).
 
-Everything it writes is SYNTHETIC but follows the real layouts of docs/rocprof-formats.md
-(§3.4, §6, §8): file names, CSV headers, JSON key order, row layouts and the §8.10
+Everything it writes is SYNTHETIC but follows the real layouts of docs/rocprof-outputs.md
+(§3, §6, §8): file names, CSV headers, JSON key order, row layouts and the §8.10
 aggregation invariant (code.json Hit/Latency/Stall/Idle are computed from the wave files).
 
 API::

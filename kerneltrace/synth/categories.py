@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kerneltrace.isa.encoding import encoded_size
 
-# rocprofiler_thread_trace_decoder_inst_category_t (rocprof-formats.md §8.9)
+# rocprofiler_thread_trace_decoder_inst_category_t (docs/rocprof-outputs.md §8.9)
 CAT_NONE, CAT_SMEM, CAT_SALU, CAT_VMEM, CAT_FLAT, CAT_LDS, CAT_VALU = 0, 1, 2, 3, 4, 5, 6
 CAT_JUMP, CAT_NEXT, CAT_IMMED, CAT_CONTEXT, CAT_MESSAGE = 7, 8, 9, 10, 11
 

@@ -127,7 +127,7 @@ class DispatchRow:
 
 
 def csv_register_counts(arch: str, arch_vgprs: int, accum_vgprs: int) -> tuple[int, int]:
-    """(VGPR_Count, Accum_VGPR_Count) as rocprofv3 prints them (rocprof-formats.md §6.1).
+    """(VGPR_Count, Accum_VGPR_Count) as rocprofv3 prints them (docs/rocprof-outputs.md §6.1).
 
     gfx90a/gfx94x split arch and accumulation VGPRs; other targets, gfx950 included, print half
     of the total allocation as VGPR_Count and 0 accumulation VGPRs.

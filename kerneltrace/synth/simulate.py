@@ -203,7 +203,7 @@ class RowTotals:
         return cls([0] * rows, [0] * rows, [0] * rows, [0] * rows)
 
     def add_wave(self, wave: WaveRecord) -> None:
-        """Accumulate one wave exactly as the decoder does (rocprof-formats §8.10)."""
+        """Accumulate one wave exactly as the decoder does (docs/rocprof-outputs.md §8.10)."""
         prev_end = wave.begin
         for time, _category, stall, duration, line in wave.instructions:
             self.hit[line] += 1
@@ -214,7 +214,7 @@ class RowTotals:
 
 
 def aggregate(waves: Iterable[WaveRecord], rows: int) -> RowTotals:
-    """Hit/Latency/Stall/Idle per code.json row over all waves (rocprof-formats §8.10)."""
+    """Hit/Latency/Stall/Idle per code.json row over all waves (docs/rocprof-outputs.md §8.10)."""
     totals = RowTotals.zeros(rows)
     for wave in waves:
         totals.add_wave(wave)

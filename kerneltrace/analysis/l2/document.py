@@ -1,6 +1,6 @@
 """L2/HBM analysis of one kernel over PMC runs: assembles the kerneltrace.l2/1 document.
 
-Formulas: ../shared/docs/counters.md section 3; decision tree: section 5. The parts live in
+Formulas: docs/pmc-counters.md §3; decision tree: §5. The parts live in
 inputs (kernel, run pairing, arch, peak), metrics (per-dispatch metrics, aggregates) and
 verdicts (decision tree); the text report is kerneltrace.render.l2.
 """

@@ -1,4 +1,4 @@
-"""L2/HBM metrics of one matched dispatch (counters.md section 3), their median/spread and ratio of sums."""
+"""L2/HBM metrics of one matched dispatch (docs/pmc-counters.md §3), their median/spread and ratio of sums."""
 
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ def implausible_waves(waves: list[WaveFile], code_rows: int) -> dict[int, str]:
     """{position in `waves`: why} for waves whose values the decoder cannot write.
 
     Every `line` (instructions, waitcnt waits and producers) must name a code.json row
-    (0 <= line < code_rows), 0 <= stall <= duration (rocprof-formats.md §8.9), begin <= end,
+    (0 <= line < code_rows), 0 <= stall <= duration (docs/rocprof-outputs.md §8.9), begin <= end,
     timeline durations >= 0, and issue times must not decrease and lie within [begin, end]
     (true of every instruction of every shared capture). Such a wave would put negative cycles, rows past code.json (a huge
     one allocates per-row arrays that large), stall rates above 1 or negative loop/prologue
@@ -224,7 +224,7 @@ def add_group(totals: WaveTotals, waves: list[WaveFile], mfma_by_line: np.ndarra
         return
     time, stall, duration, line = group.time, group.stall, group.duration, group.line
     grow(totals, int(line.max()) + 1)
-    # The decoder's accumulation (rocprof-formats.md §8.10): idle = gap after the latest end so
+    # The decoder's accumulation (docs/rocprof-outputs.md §8.10): idle = gap after the latest end so
     # far in the wave. A per-wave running max over the group: offset wave w by w * span so
     # that no value of an earlier wave can exceed a later wave's values.
     previous = np.empty_like(time)

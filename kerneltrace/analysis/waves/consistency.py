@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kerneltrace.readers.codejson import CodeFormat
 from kerneltrace.readers.regular import optional_json
 
 TYPE_CHECKING = False  # typing's flag without importing typing (CLI start-up path)
@@ -72,7 +73,7 @@ def consistency(dispatch_dir: Path, paths: list[Path], totals: WaveTotals,
                 mismatched_rows[name] = len(bad)
                 details.append(f"code.json {name} differs from the wave-file sums on {len(bad)} of "
                                f"{len(checked)} rows (total difference {-extra:+d}: code.json − waves)")
-    if mismatched_rows and "legacy" in totals.layouts:
+    if mismatched_rows and CodeFormat.LEGACY in totals.layouts:
         details.append("legacy (rocprofv2) layout: the exact code.json = Σ wave files invariant is "
                        "documented for V3 only, so these differences may be normal")
     return {"ok": not details, "details": details, "missing_files": missing,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kerneltrace.analysis.launch import bytes_per_lane
+from kerneltrace.analysis.launch import bytes_per_lane, doc_wave_size
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, hiding_gain
@@ -17,8 +17,6 @@ from kerneltrace.plan.verdict import (
     total_stall,
 )
 from kerneltrace.thresholds import heuristic
-
-LANES = 64
 
 
 @dataclass(frozen=True)
@@ -38,8 +36,9 @@ class VerdictRuleThresholds:
                                                      "stall fewer, wider requests hide")
 
 
-def load_bytes(asm: str, lanes: int = LANES) -> int | None:
-    """Bytes one vector load moves for a full wave (analysis.launch.bytes_per_lane × lanes)."""
+def load_bytes(asm: str, lanes: int) -> int | None:
+    """Bytes one vector load moves for a full wave of `lanes` (analysis.launch.bytes_per_lane ×
+    lanes; the wave size from `analysis.launch.doc_wave_size`)."""
     per_lane = bytes_per_lane(asm)
     return per_lane * lanes if per_lane else None
 
@@ -76,9 +75,10 @@ def streaming_kernel(ctx: PlanContext) -> list[Finding]:
                     and ins.get("stall_cycles")), key=lambda ins: -ins["stall_cycles"])
     share = ctx.type_share(isa.VMEM_WAIT, isa.VMEM_LOAD, isa.VMEM_STORE)
     waves = ctx.wave_count or 1
-    widths = sorted({b for b in (load_bytes(ins["asm"]) for ins in loads) if b})
-    in_flight = sum((load_bytes(ins["asm"]) or 0) * ins["hits"] for ins in loads) / waves
-    narrow = widths and widths[0] < 16 * LANES
+    lanes = doc_wave_size(ctx.hotspots)
+    widths = sorted({b for b in (load_bytes(ins["asm"], lanes) for ins in loads) if b})
+    in_flight = sum((load_bytes(ins["asm"], lanes) or 0) * ins["hits"] for ins in loads) / waves
+    narrow = widths and widths[0] < 16 * lanes
     occ = (ctx.hotspots.get("occupancy") or {}).get("waves_per_simd")
     return [ctx.finding(
         "STREAM-memory-bound", share, location=_user_location(ctx, loads + waits),
@@ -89,7 +89,7 @@ def streaming_kernel(ctx: PlanContext) -> list[Finding]:
                                    "per CU)"),
         scope="kernel",
         root_cause=(f"{verdict.sentence} Each wave loads ~{in_flight:,.0f} bytes "
-                    f"({', '.join(f'{w // LANES} B/lane' for w in widths)} per load) and then "
+                    f"({', '.join(f'{w // lanes} B/lane' for w in widths)} per load) and then "
                     "waits the full memory latency with nothing else to issue"
                     + (f"; {occ} wave(s)/SIMD are resident to overlap it." if occ else ".")),
         fix=("Raise memory-level parallelism: "
@@ -163,9 +163,10 @@ def narrow_loads(ctx: PlanContext) -> list[Finding]:
     Evidence: the narrow loads by stall
     Gain: 30–70 % of their stall
     Fix: several elements per lane per load (`dwordx4`), unpacked in registers"""
+    lanes = doc_wave_size(ctx.hotspots)
     narrow = [ins for ins in ctx.program_order
               if ins.get("type") == isa.VMEM_LOAD and ins.get("hits")
-              and (load_bytes(ins["asm"]) or 1 << 30) <= NARROW_BYTES_PER_LANE * LANES]
+              and (load_bytes(ins["asm"], lanes) or 1 << 30) <= NARROW_BYTES_PER_LANE * lanes]
     stall = total_stall(narrow)
     share = ctx.share(stall)
     limits = ctx.thresholds.of(VerdictRuleThresholds)
@@ -177,7 +178,7 @@ def narrow_loads(ctx: PlanContext) -> list[Finding]:
         title=f"Sub-dword vector loads ({isa.opcode(narrow[0]['asm'])}) hold {share:.0%} of stall",
         estimated_gain=hiding_gain(share, *limits.narrow_hideable, "the narrow loads' stall "
                                    "(fewer, wider requests)"),
-        root_cause=(f"{len(narrow)} load instruction(s) move {load_bytes(narrow[0]['asm'])} bytes "
+        root_cause=(f"{len(narrow)} load instruction(s) move {load_bytes(narrow[0]['asm'], lanes)} bytes "
                     "per wave each (one 8/16-bit element per lane): the kernel issues 4–8× more "
                     "memory instructions than 16-byte loads would, and each waits the full latency."),
         fix=("Load several elements per lane with one instruction: `buffer_load_dwordx4` (8 bf16 "

@@ -71,6 +71,38 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
     Fix: deepen the software pipeline (waits) or overlap the non-MFMA work with MFMAs"""
     bounds = ctx.thresholds.of(VerdictThresholds)
     limits = ctx.thresholds.of(HotLoopThresholds)
+    hot = _hot_mfma_loop(ctx, bounds.min_loop_share)
+    if hot is None:
+        return []
+    if hot.busy < bounds.low_mfma_busy and hot.wait_fraction < limits.wait_majority:
+        return [_other_work_finding(ctx, hot, limits)]
+    if hot.busy < bounds.low_mfma_busy:
+        return [_waits_finding(ctx, hot, limits)]
+    if hot.busy >= bounds.mfma_bound:
+        return [_mfma_bound_finding(ctx, hot)]
+    return []
+
+
+@dataclass(frozen=True)
+class _HotLoop:
+    """The hottest MFMA loop of the wave files and what W2 says about it."""
+
+    loop: dict
+    busy: float  # MFMA busy fraction of the time a wave is in the loop
+    stall: int  # stall inside the loop rows
+    wait_stall: int  # of which `s_waitcnt` waits
+    ranked: list[dict]  # the loop's instructions by stall
+    share: float  # the loop's stall as a share of all stall
+    facts: str  # the sentence every W2 root cause starts with
+    evidence: list
+
+    @property
+    def wait_fraction(self) -> float:
+        return self.wait_stall / self.stall if self.stall else 0.0
+
+
+def _hot_mfma_loop(ctx: PlanContext, min_loop_share: float) -> _HotLoop | None:
+    """The hottest wave-file loop with MFMA work, when it holds most of the waves' time."""
     loop = next(
         (
             loop
@@ -80,11 +112,10 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
         ),
         None,
     )
-    if loop is None or ((loop.get("split") or {}).get("loop_share") or 0) < bounds.min_loop_share:
-        return []
+    if loop is None or ((loop.get("split") or {}).get("loop_share") or 0) < min_loop_share:
+        return None
     busy = loop["mfma_busy_fraction"]
     stall, wait_stall, ranked = _loop_stall(ctx, loop)
-    share = ctx.share(stall)
     loop_share = loop["split"]["loop_share"]
     facts = (
         f"The loop at rows {loop['first_index']}–{loop['last_index']} (starts at "
@@ -94,107 +125,111 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
         f"waves' time; its MFMAs keep the SIMD's matrix pipe busy {busy:.0%} of the time a wave is "
         f"in it ({loop['mfma_pass_cycles']:,} MFMA pass cycles)"
     )
-    wait_fraction = wait_stall / stall if stall else 0.0
     evidence = [
         ctx.evidence(ins, "stall inside the loop")
         for ins in ranked[:5]
         if (ins.get("stall_cycles") or 0) > 0
     ]
-    if busy < bounds.low_mfma_busy and wait_fraction < limits.wait_majority:
-        by_type: dict[str, int] = {}
-        for ins in ranked:
-            by_type[ins.get("type") or isa.OTHER] = by_type.get(ins.get("type") or isa.OTHER, 0) + (
-                ins.get("stall_cycles") or 0
-            )
-        top = sorted(by_type.items(), key=lambda item: -item[1])[:3]
-        mix = ", ".join(f"{kind} {cycles / stall:.0%}" for kind, cycles in top if stall and cycles)
-        return [
-            ctx.finding(
-                "W2-hot-loop-mfma-underused", share,
-                title=scoped_title(
-                    f"MFMA busy only {busy:.0%} of the hot loop: other work holds the pipe idle",
-                    "loop",
-                    "all stall inside the loop",
-                ),
-                cap="MED",
-                estimated_gain=_umbrella_gain(
-                    ctx.share(stall - wait_stall), *limits.other_hideable,
-                    "the loop's non-wait stall"
-                ),
-                scope="loop",
-                root_cause=facts
-                + f". The loop's {stall:,} stall cycles are mostly not memory waits ({mix}): "
-                "non-matrix work and its dependencies sit between the MFMAs. This overlaps the "
-                "line findings inside the loop.",
-                fix=(
-                    "Overlap the non-MFMA work with matrix work: interleave independent VALU/"
-                    "transcendental work of tile k with the MFMAs of tile k+1 (or ping-pong two "
-                    "waves per SIMD), and fix the line findings inside the loop first."
-                ),
-                evidence=evidence,
-                effort="high",
-            )
-        ]
-    if busy < bounds.low_mfma_busy:
-        gain = _umbrella_gain(ctx.share(wait_stall), *limits.wait_hideable,
-                              "the loop's `s_waitcnt` stall")
-        gain = Gain(
-            gain.low,
-            gain.high,
-            gain.basis + f"; the MFMA pipe bounds it: the loop cannot run faster than its MFMA "
-            f"work, {busy:.0%} of its time now",
+    return _HotLoop(loop, busy, stall, wait_stall, ranked, ctx.share(stall), facts, evidence)
+
+
+def _other_work_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThresholds) -> Finding:
+    """MFMA busy low and the loop's stall mostly not waits: other work idles the matrix pipe."""
+    busy, stall = hot.busy, hot.stall
+    by_type: dict[str, int] = {}
+    for ins in hot.ranked:
+        by_type[ins.get("type") or isa.OTHER] = by_type.get(ins.get("type") or isa.OTHER, 0) + (
+            ins.get("stall_cycles") or 0
         )
-        return [
-            ctx.finding(
-                "W2-hot-loop-mfma-underused", share,
-                title=scoped_title(
-                    f"MFMA busy only {busy:.0%} of the hot loop: waits hold "
-                    f"{wait_fraction:.0%} of its stall",
-                    "loop",
-                    "all stall inside the loop",
-                ),
-                scope="loop",
-                # kernel-wide umbrella: the line findings that make it up rank first
-                cap="MED",
-                estimated_gain=gain,
-                root_cause=facts
-                + f". {wait_stall:,} of the loop's {stall:,} stall cycles are `s_waitcnt` waits: "
-                "the matrix pipe idles while loads return. This overlaps the line findings inside "
-                "the loop.",
-                fix=(
-                    "Deepen the software pipeline: load tile k+1 (or k+2) into registers/LDS while "
-                    "the MFMAs of tile k run, interleave the loads and LDS reads between MFMAs "
-                    "instead of bunching them, and wait only right before the consumer; if "
-                    "occupancy allows, more waves per SIMD overlap one wave's waits with another's "
-                    "MFMAs."
-                ),
-                schematic=(
-                    "prefetch(tile[0]); prefetch(tile[1])\n"
-                    "for k: wait(tile[k]); mfma(tile[k]) interleaved with prefetch(tile[k+2])"
-                ),
-                evidence=evidence,
-                effort="high",
-            )
-        ]
-    if busy >= bounds.mfma_bound:
-        return [
-            ctx.finding(
-                "W2-hot-loop-mfma-bound", share,
-                title=scoped_title(
-                    f"MFMA pipe busy {busy:.0%} of the hot loop: compute-bound there",
-                    "loop",
-                    "all stall inside the loop",
-                ),
-                scope="loop",
-                priority="LOW",
-                estimated_gain=None,
-                root_cause=facts + ": memory latency is already hidden behind matrix work.",
-                fix=(
-                    "Do not chase load latency in this loop. Speed-ups need fewer MFMA pass "
-                    "cycles (a faster MFMA variant or lower precision, less redundant compute)."
-                ),
-                evidence=evidence,
-                effort="high",
-            )
-        ]
-    return []
+    top = sorted(by_type.items(), key=lambda item: -item[1])[:3]
+    mix = ", ".join(f"{kind} {cycles / stall:.0%}" for kind, cycles in top if stall and cycles)
+    return ctx.finding(
+        "W2-hot-loop-mfma-underused", hot.share,
+        title=scoped_title(
+            f"MFMA busy only {busy:.0%} of the hot loop: other work holds the pipe idle",
+            "loop",
+            "all stall inside the loop",
+        ),
+        cap="MED",
+        estimated_gain=_umbrella_gain(
+            ctx.share(stall - hot.wait_stall), *limits.other_hideable,
+            "the loop's non-wait stall"
+        ),
+        scope="loop",
+        root_cause=hot.facts
+        + f". The loop's {stall:,} stall cycles are mostly not memory waits ({mix}): "
+        "non-matrix work and its dependencies sit between the MFMAs. This overlaps the "
+        "line findings inside the loop.",
+        fix=(
+            "Overlap the non-MFMA work with matrix work: interleave independent VALU/"
+            "transcendental work of tile k with the MFMAs of tile k+1 (or ping-pong two "
+            "waves per SIMD), and fix the line findings inside the loop first."
+        ),
+        evidence=hot.evidence,
+        effort="high",
+    )
+
+
+def _waits_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThresholds) -> Finding:
+    """MFMA busy low and waits hold most of the loop's stall: deepen the software pipeline."""
+    busy, stall, wait_stall = hot.busy, hot.stall, hot.wait_stall
+    gain = _umbrella_gain(ctx.share(wait_stall), *limits.wait_hideable,
+                          "the loop's `s_waitcnt` stall")
+    gain = Gain(
+        gain.low,
+        gain.high,
+        gain.basis + f"; the MFMA pipe bounds it: the loop cannot run faster than its MFMA "
+        f"work, {busy:.0%} of its time now",
+    )
+    return ctx.finding(
+        "W2-hot-loop-mfma-underused", hot.share,
+        title=scoped_title(
+            f"MFMA busy only {busy:.0%} of the hot loop: waits hold "
+            f"{hot.wait_fraction:.0%} of its stall",
+            "loop",
+            "all stall inside the loop",
+        ),
+        scope="loop",
+        # kernel-wide umbrella: the line findings that make it up rank first
+        cap="MED",
+        estimated_gain=gain,
+        root_cause=hot.facts
+        + f". {wait_stall:,} of the loop's {stall:,} stall cycles are `s_waitcnt` waits: "
+        "the matrix pipe idles while loads return. This overlaps the line findings inside "
+        "the loop.",
+        fix=(
+            "Deepen the software pipeline: load tile k+1 (or k+2) into registers/LDS while "
+            "the MFMAs of tile k run, interleave the loads and LDS reads between MFMAs "
+            "instead of bunching them, and wait only right before the consumer; if "
+            "occupancy allows, more waves per SIMD overlap one wave's waits with another's "
+            "MFMAs."
+        ),
+        schematic=(
+            "prefetch(tile[0]); prefetch(tile[1])\n"
+            "for k: wait(tile[k]); mfma(tile[k]) interleaved with prefetch(tile[k+2])"
+        ),
+        evidence=hot.evidence,
+        effort="high",
+    )
+
+
+def _mfma_bound_finding(ctx: PlanContext, hot: _HotLoop) -> Finding:
+    """MFMA busy high: compute-bound in the loop; do not chase load latency there."""
+    return ctx.finding(
+        "W2-hot-loop-mfma-bound", hot.share,
+        title=scoped_title(
+            f"MFMA pipe busy {hot.busy:.0%} of the hot loop: compute-bound there",
+            "loop",
+            "all stall inside the loop",
+        ),
+        scope="loop",
+        priority="LOW",
+        estimated_gain=None,
+        root_cause=hot.facts + ": memory latency is already hidden behind matrix work.",
+        fix=(
+            "Do not chase load latency in this loop. Speed-ups need fewer MFMA pass "
+            "cycles (a faster MFMA variant or lower precision, less redundant compute)."
+        ),
+        evidence=hot.evidence,
+        effort="high",
+    )

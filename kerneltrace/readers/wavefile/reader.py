@@ -43,7 +43,7 @@ __all__ = [
 PARSER_ENV = "KERNELTRACE_WAVE_PARSER"  # "json": every file takes the fallback
 
 
-# Column layout of the arrays (rocprof-formats.md §8.9).
+# Column layout of the arrays (docs/rocprof-outputs.md §8.9).
 INSTRUCTION_FIELDS = ("time", "category", "stall", "duration", "line")
 TIMELINE_FIELDS = ("state", "duration")
 # Decoder instruction categories and wave states used by the analyses.

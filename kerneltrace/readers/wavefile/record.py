@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kerneltrace.errors import InputError
+from kerneltrace.readers.codejson import CodeFormat
 from kerneltrace.readers.wavefile.names import WAVE_FILE_RE
 from kerneltrace.records import field, record
 
@@ -20,7 +21,7 @@ class WaveFile:
     """One traced wave: scalars plus the three integer arrays as int64 numpy arrays."""
 
     path: Path
-    layout: str  # "v3" | "legacy" (rocprofv2: no `cu`, `line` = code-array position)
+    layout: str  # CodeFormat.V3 | CodeFormat.LEGACY (rocprofv2: no `cu`, `line` = code-array position)
     se: int | None  # from the file name
     simd: int
     slot: int
@@ -89,7 +90,7 @@ def build_wave(document: Any, arrays: dict[str, Any], path: Path, nbytes: int,
         se = simd = slot = None
     return WaveFile(
         path,
-        "legacy" if legacy else "v3",
+        CodeFormat.LEGACY if legacy else CodeFormat.V3,
         se,
         _int_field(wave, "simd", path, simd),
         _int_field(wave, "slot", path, slot),

@@ -1,7 +1,7 @@
 """Shader-clock cycles to trace nanoseconds: realtime.json, the agent's clock, the arch table, or 1:1.
 
 Order (first that answers): the capture's own `realtime.json` (shader clock measured against the
-realtime counter, rocprof-formats.md §8.11), the agent_info `Max_Engine_Clk_Fcompute` of the
+realtime counter, docs/rocprof-outputs.md §8.11), the agent_info `Max_Engine_Clk_Fcompute` of the
 dispatch's GPU agent, the clock all products of the resolved arch share (arch/table.py), and
 otherwise cycles written as nanoseconds (1 cycle = 1 ns), which the trace metadata says.
 """
