@@ -36,7 +36,6 @@ SLOW_TESTS = frozenset({
     "test_stale_kept_hotspot_copies_are_removed_when_the_dispatch_set_changes",
     "test_capture_signals.py::test_stopping_snakemake_kills_the_capture",
     "test_report_labels.py::test_index_covers_every_run_under_reports_sorted",
-    "test_pipeline_rocprof.py::test_hang_is_killed_after_timeout",
     "test_pipeline_pmc_e2e.py::test_cmd_with_pmc_plans_captures_each_job_and_feeds_the_plan",
     "test_pipeline_pmc_e2e.py::test_dir_with_counter_csv_and_waves_only_where_wave_files_exist",
     "test_timeline_pipeline.py::test_dir_run_mixing_captures_with_and_without_wave_files",
