@@ -62,42 +62,65 @@ def merge_stragglers(into: StragglerTotals, other: StragglerTotals) -> None:
 
 
 def add_straggler_group(totals: StragglerTotals, group: Group, idle: np.ndarray) -> None:
-    """Record the barrier events of one group (`idle` per instruction, as accumulate computes)."""
+    """Record the barrier events of one group (`idle` per instruction, as accumulate computes).
+
+    Vectorised over the group: each instruction belongs to the window of the next barrier of
+    its wave; (window, row) lost cycles are summed with one sort, and the TOP_ROWS of each
+    window kept by rank."""
     import numpy as np
 
     line = group.line
     if not len(line) or totals.truncated:
         return
-    at_barrier = np.flatnonzero(totals.barrier[np.minimum(line, len(totals.barrier) - 1)]
-                                & (line < len(totals.barrier)))
-    if not len(at_barrier):
+    known = line < len(totals.barrier)
+    barrier = np.zeros(len(line), bool)
+    barrier[known] = totals.barrier[line[known]]
+    positions = np.flatnonzero(barrier)
+    if not len(positions):
         return
+    room = MAX_EVENTS - len(totals.events)
+    if len(positions) > room:
+        positions, totals.truncated = positions[:max(room, 0)], True
+        if not len(positions):
+            return
+    owner = group.owner
+    release = group.time[positions] + group.duration[positions]
+    first = np.ones(len(positions), bool)
+    first[1:] = owner[positions[1:]] != owner[positions[:-1]]
+    window_start = np.where(first, group.begin[owner[positions]], np.roll(release, 1))
+    # window of every instruction: the next barrier position of the same wave
+    window = np.searchsorted(positions, np.arange(len(line)), side="left")
+    inside = window < len(positions)
+    inside[inside] &= owner[positions[window[inside]]] == owner[inside]
+    inside &= ~barrier
     lost = group.stall + idle
-    owners = group.owner[at_barrier]
-    for wave in np.unique(owners).tolist():
-        record = group.waves[wave]
-        scope = ((record.se or 0), -1 if record.cu is None else record.cu)
-        start, release = int(group.start[wave]), int(group.begin[wave])
-        for position in at_barrier[owners == wave].tolist():
-            if len(totals.events) >= MAX_EVENTS:
-                totals.truncated = True
-                return
-            arrival = int(group.time[position])
-            rows = line[start:position]
-            cycles = lost[start:position]
-            keep = cycles > 0
-            if keep.any():
-                uniq, inverse = np.unique(rows[keep], return_inverse=True)
-                sums = np.bincount(inverse, weights=cycles[keep]).astype(np.int64)
-                top = np.argsort(-sums, kind="stable")[:TOP_ROWS]
-                kept_rows, kept_cycles = uniq[top].tolist(), sums[top].tolist()
-            else:
-                kept_rows, kept_cycles = [], []
-            totals.events.append((scope, int(line[position]), arrival,
-                                  arrival + int(group.duration[position]), record.path.name,
-                                  arrival - release, int(cycles.sum()), kept_rows, kept_cycles,
-                                  record.simd))
-            start, release = position + 1, arrival + int(group.duration[position])
+    lost_total = np.bincount(window[inside], weights=lost[inside],
+                             minlength=len(positions)).astype(np.int64)
+    keep = inside & (lost > 0)
+    rows_count = int(line.max()) + 1
+    keys, inverse = np.unique(window[keep] * rows_count + line[keep], return_inverse=True)
+    sums = np.bincount(inverse, weights=lost[keep]).astype(np.int64) if len(keys) else keys
+    events_of, rows_of = keys // rows_count, keys % rows_count
+    order = np.lexsort((-sums, events_of))
+    events_of, rows_of, sums = events_of[order], rows_of[order], sums[order]
+    starts = np.searchsorted(events_of, np.arange(len(positions) + 1))
+    rank = np.arange(len(events_of)) - starts[events_of]
+    top = rank < TOP_ROWS
+    events_of, rows_of, sums = events_of[top], rows_of[top], sums[top]
+    bounds = np.searchsorted(events_of, np.arange(len(positions) + 1)).tolist()
+    rows_list, sums_list = rows_of.tolist(), sums.tolist()
+    arrival = group.time[positions].tolist()
+    wave_of = owner[positions].tolist()
+    scopes = [((w.se or 0), -1 if w.cu is None else w.cu) for w in group.waves]
+    names = [w.path.name for w in group.waves]
+    simds = [w.simd for w in group.waves]
+    windows = (group.time[positions] - window_start).tolist()
+    totals.events.extend(
+        (scopes[w], row, a, r, names[w], span, lost_k, rows_list[low:high], sums_list[low:high],
+         simds[w])
+        for w, row, a, r, span, lost_k, low, high in zip(
+            wave_of, line[positions].tolist(), arrival, release.tolist(), windows,
+            lost_total.tolist(), bounds[:-1], bounds[1:], strict=True))
 
 
 def _instances(events: list[tuple]) -> list[list[tuple]]:
@@ -124,15 +147,15 @@ def _instances(events: list[tuple]) -> list[list[tuple]]:
 def _excess(instance: list[tuple], straggler: tuple) -> dict[Any, float]:
     """The straggler's lost cycles per row (and `work`) above the other waves' mean."""
     others = [e for e in instance if e is not straggler]
-    mean: dict[Any, float] = {}
+    share = 1.0 / len(others)
+    excess = dict(zip(straggler[7], straggler[8], strict=True))
+    excess["work"] = straggler[5] - straggler[6]
     for event in others:
+        excess["work"] -= (event[5] - event[6]) * share
         for row, cycles in zip(event[7], event[8], strict=True):
-            mean[row] = mean.get(row, 0.0) + cycles / len(others)
-        mean["work"] = mean.get("work", 0.0) + (event[5] - event[6]) / len(others)
-    own = dict(zip(straggler[7], straggler[8], strict=True))
-    own["work"] = straggler[5] - straggler[6]
-    return {row: own.get(row, 0) - mean.get(row, 0.0) for row in own
-            if own.get(row, 0) - mean.get(row, 0.0) > 0}
+            if row in excess:
+                excess[row] -= cycles * share
+    return {row: value for row, value in excess.items() if value > 0}
 
 
 def straggler_summary(totals: StragglerTotals) -> dict | None:
