@@ -69,9 +69,10 @@ class VerdictThresholds:
     barrier_explained: float = heuristic(0.5, "share of the barrier stall the waits between "
                                          "barriers explain from which the verdict follows the "
                                          "cause instead of synchronisation")
-    straggler_traced: float = heuristic(0.5, "share of the barrier wait whose last-arriving wave "
-                                        "was traced from which the straggler causes (wave "
-                                        "files) decide what the barrier waits are caused by")
+    straggler_traced: float = heuristic(0.5, "share of the barrier stall the wave files saw that "
+                                        "is waiting for a traced last-arriving wave, from which "
+                                        "the straggler causes decide what the barrier waits "
+                                        "are caused by")
     streaming_max_loads: int = heuristic(8, "executed vector-load instructions per wave up to "
                                          "which a kernel without MFMA/LDS is streaming")
     streaming_max_executed: int = heuristic(200, "executed instructions of a short streaming "

@@ -127,13 +127,13 @@ _CAUSE_WORDS = {"global-load-wait": "waits on global loads", "lds-dma-wait": "wa
 
 
 def usable(stragglers: Mapping | None, min_traced: float = 0.5) -> bool:
-    """The straggler causes say what the barrier waits are: most of the wait was for a traced
-    last wave (ping-pong partners on untraced SIMDs leave only the static segments)."""
+    """The straggler causes say what the barrier waits are: at least `min_traced` of the
+    barrier stall the wave files saw is waiting for a traced last wave (instances of one traced
+    wave, or whose last wave ran on an untraced SIMD, leave only the code.json segments)."""
     if not stragglers:
         return False
     traced = stragglers.get("wait_cycles") or 0
-    untraced = stragglers.get("untraced_wait_cycles") or 0
-    return traced > 0 and traced >= min_traced * (traced + untraced)
+    return traced > 0 and traced >= min_traced * (stragglers.get("stall_cycles") or 0)
 
 
 def memory_share(stragglers: Mapping) -> float:
