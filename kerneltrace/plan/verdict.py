@@ -143,7 +143,8 @@ def hot_loop(doc: dict, min_loop_share: float = DEFAULT_VERDICT.min_loop_share) 
 def launch_gain(doc: dict) -> tuple[float, float, str] | None:
     """Kernel-time share the idle or tail capacity could take (low, high, why) when the launch
     under-fills the GPU: the idle share times the part of a wave's life that is divisible work
-    (setup round trips are paid by every wave however the work is split)."""
+    (setup round trips are paid by every wave however the work is split; a straight-line wave
+    that is one latency chain divides only its issue cycles: plan/divisible.py)."""
     structure = doc_structure(doc)
     launch = structure.get("launch") or {}
     if not launch.get("launch_bound"):
@@ -154,8 +155,13 @@ def launch_gain(doc: dict) -> tuple[float, float, str] | None:
     total = (structure.get("waits") or {}).get("total_cycles") or 0
     lifetime = sum(cost_cycles(ins) for ins in doc.get("instructions") or []) or total
     fixed = (setup.get("stall_cycles") or 0) / lifetime if lifetime else 0.0
-    high = round(idle * max(0.0, 1 - fixed), 4)
-    return round(high / 2, 4), high, launch.get("reason") or ""
+    from kerneltrace.plan.divisible import divisible_share
+
+    divisible, chain = divisible_share(doc, structure, wave_count(doc),
+                                       DEFAULT_VERDICT.chain_max_loads)
+    high = round(idle * min(max(0.0, 1 - fixed), divisible), 4)
+    reason = launch.get("reason") or ""
+    return round(high / 2, 4), high, f"{reason}; {chain}" if chain else reason
 
 
 ISSUE_TYPES = (isa.VALU, isa.NOP, isa.MFMA, isa.SALU)
