@@ -16,10 +16,10 @@ from kerneltrace.analysis.control_flow import MIN_ITERATIONS
 from kerneltrace.isa import classify as isa
 
 
-def divisible_share(doc: dict, structure: dict, waves: int | None,
-                    chain_max_loads: int) -> tuple[float, str]:
+def divisible_share(doc: dict, structure: dict, waves: int | None, chain_max_loads: int,
+                    issue_cycles: int) -> tuple[float, str]:
     """(share of a wave's life that divides across more waves, why) — 1.0 unless the wave is one
-    latency chain."""
+    latency chain; `issue_cycles`: what one instruction occupies its issue slot."""
     flow = structure.get("control_flow") or {}
     if any(loop.get("iterations_per_entry") and loop["iterations_per_entry"] >= MIN_ITERATIONS
            for loop in flow.get("loops") or []):
@@ -30,13 +30,11 @@ def divisible_share(doc: dict, structure: dict, waves: int | None,
     loads = sum(ins.get("hits") or 0 for ins in executed if ins.get("type") == isa.VMEM_LOAD)
     if loads / waves > chain_max_loads:
         return 1.0, ""
-    from kerneltrace.plan.verdict import ISSUE_CYCLES
-
     lifetime = sum((ins.get("latency_cycles") or 0) + (ins.get("idle_cycles") or 0)
                    for ins in executed)
     if not lifetime:
         return 1.0, ""
-    issued = sum(min(ins.get("latency_cycles") or 0, (ins.get("hits") or 0) * ISSUE_CYCLES)
+    issued = sum(min(ins.get("latency_cycles") or 0, (ins.get("hits") or 0) * issue_cycles)
                  for ins in executed)
     issue = round(issued / lifetime, 4)
     return issue, (f"each wave is one latency chain ({loads / waves:.0f} vector loads, no loop): "

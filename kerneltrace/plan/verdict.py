@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 
 from kerneltrace.isa import classify as isa
+from kerneltrace.plan.divisible import divisible_share
 from kerneltrace.thresholds import DEFAULT_VERDICT, VerdictThresholds
 
 MEMORY_TYPES = (isa.VMEM_WAIT, isa.VMEM_LOAD, isa.VMEM_STORE)
@@ -155,10 +156,8 @@ def launch_gain(doc: dict) -> tuple[float, float, str] | None:
     total = (structure.get("waits") or {}).get("total_cycles") or 0
     lifetime = sum(cost_cycles(ins) for ins in doc.get("instructions") or []) or total
     fixed = (setup.get("stall_cycles") or 0) / lifetime if lifetime else 0.0
-    from kerneltrace.plan.divisible import divisible_share
-
     divisible, chain = divisible_share(doc, structure, wave_count(doc),
-                                       DEFAULT_VERDICT.chain_max_loads)
+                                       DEFAULT_VERDICT.chain_max_loads, ISSUE_CYCLES)
     high = round(idle * min(max(0.0, 1 - fixed), divisible), 4)
     reason = launch.get("reason") or ""
     return round(high / 2, 4), high, f"{reason}; {chain}" if chain else reason
