@@ -22,17 +22,18 @@ def _finding(ctx: PlanContext, rule: str, rows: list[int]):
                         evidence=[ctx.evidence(ctx.instructions[i]) for i in rows])
 
 
+def _program(*rows: tuple) -> list[Ins]:
+    """Ins from (asm, type[, stall, latency]) rows."""
+    return [Ins(asm, kind, stall=extra[0] if extra else 0, latency=extra[1] if len(extra) > 1 else 0)
+            for asm, kind, *extra in rows]
+
+
 def _setup(offset: str) -> list[Ins]:
-    return [
-        Ins("s_load_dwordx4 s[4:7], s[0:1], 0x0", isa.SMEM, latency=400),
-        Ins("s_waitcnt lgkmcnt(0)", isa.LDS_SMEM_WAIT, stall=900),
-        Ins("s_add_u32 s10, s4, 16", isa.SALU),
-        Ins(f"s_load_dword s8, s[0:1], {offset}", isa.SMEM, latency=400),
-        Ins("s_waitcnt lgkmcnt(0)", isa.LDS_SMEM_WAIT, stall=900),
-        Ins("v_mov_b32_e32 v1, s8", isa.VALU),
-        Ins("v_add_u32_e32 v2, s10, v1", isa.VALU),
-        Ins("s_endpgm", isa.OTHER),
-    ]
+    kernarg, wait = (isa.SMEM, 0, 400), (isa.LDS_SMEM_WAIT, 900)
+    return _program(("s_load_dwordx4 s[4:7], s[0:1], 0x0", *kernarg), ("s_waitcnt lgkmcnt(0)", *wait),
+                    ("s_add_u32 s10, s4, 16", isa.SALU), (f"s_load_dword s8, s[0:1], {offset}", *kernarg),
+                    ("s_waitcnt lgkmcnt(0)", *wait), ("v_mov_b32_e32 v1, s8", isa.VALU),
+                    ("v_add_u32_e32 v2, s10, v1", isa.VALU), ("s_endpgm", isa.OTHER))
 
 
 def _setup_finding(offset: str):
@@ -57,15 +58,12 @@ def test_setup_hoist_allowed_from_the_kernarg_pointer():
 
 
 def _loads(address: str) -> list[Ins]:
-    return [
-        Ins("global_load_dwordx2 v[2:3], v[0:1], off", isa.VMEM_LOAD, latency=500),
-        Ins("s_waitcnt vmcnt(0)", isa.VMEM_WAIT, stall=600),
-        Ins("v_mul_f32_e32 v20, v21, v22", isa.VALU),
-        Ins(f"global_load_dwordx4 v[8:11], {address}, off", isa.VMEM_LOAD, latency=500),
-        Ins("s_waitcnt vmcnt(0)", isa.VMEM_WAIT, stall=700),
-        Ins("v_add_f32_e32 v12, v8, v9", isa.VALU),
-        Ins("s_endpgm", isa.OTHER),
-    ]
+    load = (isa.VMEM_LOAD, 0, 500)
+    return _program(("global_load_dwordx2 v[2:3], v[0:1], off", *load),
+                    ("s_waitcnt vmcnt(0)", isa.VMEM_WAIT, 600), ("v_mul_f32_e32 v20, v21, v22", isa.VALU),
+                    (f"global_load_dwordx4 v[8:11], {address}, off", *load),
+                    ("s_waitcnt vmcnt(0)", isa.VMEM_WAIT, 700), ("v_add_f32_e32 v12, v8, v9", isa.VALU),
+                    ("s_endpgm", isa.OTHER))
 
 
 def test_prefetch_forbidden_by_a_pointer_chase():
