@@ -69,6 +69,13 @@ class VerdictThresholds:
     barrier_explained: float = heuristic(0.5, "share of the barrier stall the waits between "
                                          "barriers explain from which the verdict follows the "
                                          "cause instead of synchronisation")
+    chain_max_loads: int = heuristic(8, "vector loads per wave up to which a wave without loop or "
+                                     "MFMA is one latency chain: a launch gain divides only its "
+                                     "issue cycles (plan/divisible.py)")
+    straggler_traced: float = heuristic(0.5, "share of the barrier stall the wave files saw that "
+                                        "is waiting for a traced last-arriving wave, from which "
+                                        "the straggler causes decide what the barrier waits "
+                                        "are caused by")
     streaming_max_loads: int = heuristic(8, "executed vector-load instructions per wave up to "
                                          "which a kernel without MFMA/LDS is streaming")
     streaming_max_executed: int = heuristic(200, "executed instructions of a short streaming "

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from tiers import SLOW_TESTS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED = REPO_ROOT.parent / "shared"
+# ../shared next to the worktree; KERNELTRACE_SHARED points elsewhere (a copy mounted apart)
+SHARED = Path(os.environ.get("KERNELTRACE_SHARED") or REPO_ROOT.parent / "shared")
 CAPTURES = SHARED / "captures"
 CALIBRATION = SHARED / "calibration"
 

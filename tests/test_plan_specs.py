@@ -105,11 +105,11 @@ def test_generated_docs_and_schema_are_current():
 def test_post_passes_are_one_documented_ordered_pipeline():
     doc = (Path(catalogue.__file__).parent / "pipeline.py").read_text()
     names = [step.__name__ for step in POST_PASSES]
-    assert len(names) == 12
+    assert len(names) == 13
     header = doc.split('"""')[1]
     positions = [header.find(f"`{name}`") for name in
                  ("fallback_lines", "sharpen_with_waves", "demote_artifact_lines", "never_empty",
-                  "merge_duplicates", "bound_findings", "kernel_time", "order_and_name",
+                  "merge_duplicates", "check_dependencies", "bound_findings", "kernel_time", "order_and_name",
                   "overlap_groups",
                   "defer_to_verdict", "one_high_per_line", "order_and_group")]
     assert -1 not in positions and positions == sorted(positions)

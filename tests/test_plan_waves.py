@@ -193,7 +193,9 @@ def test_w2_silent_when_it_should_be(loop):
 def test_w2_saturated_pipe_says_compute_bound():
     findings = hot_loop_mfma_busy(_loop_ctx(_loop(0.9)))
     assert [(f.rule, f.priority) for f in findings] == [("W2-hot-loop-mfma-bound", "LOW")]
-    assert findings[0].estimated_gain is None
+    gain = findings[0].estimated_gain  # issue 21.1: no ranked finding without a gain
+    assert gain.unit == "wave_time" and 0 < gain.low < gain.high <= 0.9
+    assert "busy 90%" in gain.basis
 
 
 def test_line_findings_inside_the_loop_mention_it():
@@ -217,6 +219,8 @@ def test_w3_tail_fires_on_uneven_waves():
     findings = wave_tail(_tail(p50=2000, longest=9000, tail=7000))
     assert [(f.rule, f.priority) for f in findings] == [("W3-wave-tail", "MED")]
     assert "70%" in findings[0].title and "2,000" in findings[0].root_cause
+    gain = findings[0].estimated_gain  # the tail is CU time: a kernel-time range
+    assert gain.unit == "kernel_time" and (gain.low, gain.high) == (0.0, 0.07)
     assert wave_tail(_tail(p50=2000, longest=9000, tail=3000))[0].priority == "LOW"
 
 

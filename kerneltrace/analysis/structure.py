@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import SimpleNamespace
 
+from kerneltrace.analysis.barrier_stragglers import straggler_causes
 from kerneltrace.analysis.barriers import barrier_causes
 from kerneltrace.analysis.control_flow import control_flow, rows_from_instructions
 from kerneltrace.analysis.dataflow import select_chains
@@ -44,6 +45,14 @@ def _charged(drains) -> list[dict]:
             waits.setdefault(drain.youngest, set()).add(drain.index)
     return [{"index": i, "cycles": c, "waits": sorted(waits[i])}
             for i, c in sorted(cycles.items(), key=lambda kv: -kv[1])]
+
+
+def _with_stragglers(barriers: dict | None, doc: Mapping, rows, drains) -> dict | None:
+    """The code.json barrier causes plus, with wave files, the straggler causes (issue 21.4)."""
+    stragglers = straggler_causes((doc.get("waves") or {}).get("stragglers"), rows, drains)
+    if barriers is None or stragglers is None:
+        return barriers
+    return {**barriers, "stragglers": stragglers}
 
 
 def structure_of(doc: Mapping) -> dict:
@@ -82,7 +91,7 @@ def structure_of(doc: Mapping) -> dict:
             "charged": _charged(drains),
         },
         "setup": setup.to_dict() if setup else None,
-        "barriers": barriers.to_dict() if barriers else None,
+        "barriers": _with_stragglers(barriers.to_dict() if barriers else None, doc, rows, drains),
         "launch": launch.to_dict() if launch else None,
         "traffic": traffic.to_dict() if traffic else None,
         "select_chains": [{"first": c.first, "last": c.last, "length": c.length} for c in chains],

@@ -78,6 +78,8 @@ class Finding:
     contradicts_verdict: bool = False  # its lever is ruled out by the bottleneck verdict
     verdict_aligned: bool = False  # the finding that states the verdict's own lever
     once_per_wave: bool = False  # every evidence instruction runs at most once per wave
+    # set by kerneltrace.plan.dependencies: the def-use checks of a fix that reorders
+    dependencies: list[dict] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.priority not in PRIORITIES:

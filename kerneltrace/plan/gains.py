@@ -170,7 +170,9 @@ def lever(finding: Finding, ctx: PlanContext) -> str:
     """The lever a finding pulls; LINE/REGION findings by the dominant type of their evidence;
     any finding citing only once-per-wave setup (kernel arguments) pulls `setup-latency`."""
     kind = spec_for(finding.rule).lever
-    if kind not in ("none", "prologue") and setup_only(finding, ctx):
+    # the round-trip structure (SETUP) is a fix of the setup, not of one trip's latency: never
+    # ruled out under the prologue verdict, whose first help it is
+    if kind not in ("none", "prologue", "setup-round-trips") and setup_only(finding, ctx):
         return "setup-latency"
     if kind not in ("line", "region"):
         return kind

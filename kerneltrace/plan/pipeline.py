@@ -11,6 +11,8 @@ the order matters — every step says what it needs from the steps before it:
 4. `never_empty`: with nothing ranked while stall exists, rank the instruction regions.
 5. `merge_duplicates`: one finding per line and stall (before the bounds, which see each
    finding's final evidence).
+5b. `check_dependencies`: every fix that reorders instructions checked against register def-use
+   (kerneltrace/plan/dependencies.py): after 5, on each finding's final evidence.
 6. `bound_findings`: lever vs verdict, ceiling, once-per-wave, priority from the bounded gain,
    calibration (kerneltrace/plan/gains.py).
 7. `kernel_time`: one currency (issue 21.1) — every ranked gain restated as a fraction of kernel
@@ -28,6 +30,7 @@ from collections.abc import Callable, Iterable
 
 from kerneltrace.plan import gains
 from kerneltrace.plan.context import PlanContext
+from kerneltrace.plan.dependencies import check_dependencies
 from kerneltrace.plan.findings import Finding, dedupe_ids, merge_duplicates, sort_findings
 from kerneltrace.plan.rules import ATTRIBUTION_RULES, RULES, WAVE_RULES, rule_named
 from kerneltrace.plan.rules.spills import spills_first
@@ -122,6 +125,7 @@ POST_PASSES: tuple[Step, ...] = (
     demote_artifact_lines,
     never_empty,
     merge,
+    check_dependencies,
     bound,
     kernel_time,
     order_and_name,

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 
 from kerneltrace.isa import classify as isa
+from kerneltrace.plan.divisible import divisible_share
 from kerneltrace.readers.codejson import CodeFormat
 from kerneltrace.thresholds import DEFAULT_VERDICT, VerdictThresholds
 
@@ -144,7 +145,8 @@ def hot_loop(doc: dict, min_loop_share: float = DEFAULT_VERDICT.min_loop_share) 
 def launch_gain(doc: dict) -> tuple[float, float, str] | None:
     """Kernel-time share the idle or tail capacity could take (low, high, why) when the launch
     under-fills the GPU: the idle share times the part of a wave's life that is divisible work
-    (setup round trips are paid by every wave however the work is split)."""
+    (setup round trips are paid by every wave however the work is split; a straight-line wave
+    that is one latency chain divides only its issue cycles: plan/divisible.py)."""
     structure = doc_structure(doc)
     launch = structure.get("launch") or {}
     if not launch.get("launch_bound"):
@@ -155,8 +157,11 @@ def launch_gain(doc: dict) -> tuple[float, float, str] | None:
     total = (structure.get("waits") or {}).get("total_cycles") or 0
     lifetime = sum(cost_cycles(ins) for ins in doc.get("instructions") or []) or total
     fixed = (setup.get("stall_cycles") or 0) / lifetime if lifetime else 0.0
-    high = round(idle * max(0.0, 1 - fixed), 4)
-    return round(high / 2, 4), high, launch.get("reason") or ""
+    divisible, chain = divisible_share(doc, structure, wave_count(doc),
+                                       DEFAULT_VERDICT.chain_max_loads, ISSUE_CYCLES)
+    high = round(idle * min(max(0.0, 1 - fixed), divisible), 4)
+    reason = launch.get("reason") or ""
+    return round(high / 2, 4), high, f"{reason}; {chain}" if chain else reason
 
 
 ISSUE_TYPES = (isa.VALU, isa.NOP, isa.MFMA, isa.SALU)
@@ -271,8 +276,35 @@ class Facts:
     def barrier_caused(self) -> bool:
         """The barrier stall is explained by the waits before the barriers (or is the partner
         phase of a ping-pong schedule): the verdict follows the cause (issue 21.4)."""
-        explained = self.barriers.get("explained_share") or 0.0
-        return explained >= self.limits.barrier_explained or self.ping_pong
+        return self.barrier_explained >= self.limits.barrier_explained or self.ping_pong
+
+    @property
+    def stragglers(self) -> dict | None:
+        """The straggler causes (wave files), when most of the barrier wait was traced."""
+        from kerneltrace.analysis.barrier_stragglers import usable
+
+        found = self.barriers.get("stragglers")
+        return found if usable(found, self.limits.straggler_traced) else None
+
+    @property
+    def barrier_explained(self) -> float:
+        """Share of the barrier stall memory/LDS/scratch waits explain: what the last-arriving
+        wave waited on (wave files), else the waits between the barriers (code.json)."""
+        from kerneltrace.analysis.barrier_stragglers import memory_share
+
+        if self.stragglers is not None:
+            return memory_share(self.stragglers)
+        return self.barriers.get("explained_share") or 0.0
+
+    def barrier_cause(self) -> str:
+        """What the barrier waits are caused by, in words."""
+        from kerneltrace.analysis.barrier_stragglers import cause_sentence
+
+        if self.stragglers is not None:
+            return (f"caused by what the last-arriving wave spends its time on: "
+                    f"{cause_sentence(self.stragglers)}")
+        return (f"caused by the waits before them ({self.barrier_explained:.0%} explained): the "
+                "last wave arrives late because it waits on memory")
 
 
 def latency_only(f: Facts) -> Bottleneck | None:
@@ -412,7 +444,8 @@ def synchronisation(f: Facts) -> Bottleneck | None:
         "synchronisation",
         f"Synchronisation-bound: barriers hold {f.barrier:.0%} of stall"
         + (f"; {imbalance:.0%} of the barrier wait is waves waiting for a slower wave "
-           "(imbalance)" if imbalance is not None else "") + ".",
+           "(imbalance)" if imbalance is not None else "")
+        + (f"; barrier waits are {f.barrier_cause()}" if f.stragglers is not None else "") + ".",
         [f"barrier stall {f.barrier:.0%}",
          f"barrier imbalance {_pct(imbalance)}", *f.lines],
         "high" if imbalance is not None else "medium",
@@ -500,7 +533,6 @@ def memory_latency(f: Facts) -> Bottleneck | None:
     phase = f.barrier if f.ping_pong else 0.0
     if memory + lds_smem + phase < f.limits.memory_share:
         return None
-    explained = f.barriers.get("explained_share") or 0.0
     kind_facts = [*f.lines]
     if f.mfma_busy is not None:
         kind_facts.insert(0, f"hot-loop MFMA busy {f.mfma_busy:.0%}")
@@ -519,8 +551,7 @@ def memory_latency(f: Facts) -> Bottleneck | None:
         + (f"; ping-pong schedule: the barrier waits ({f.barrier:.0%} of stall) are one wave group "
            "waiting for its partner's load/LDS phase — shorten that phase, keep the barriers"
            if f.ping_pong and f.barrier >= f.limits.barrier_mention else
-           f"; barrier waits ({f.barrier:.0%} of stall) are caused by the waits before them "
-           f"({explained:.0%} explained): the last wave arrives late because it waits on memory"
+           f"; barrier waits ({f.barrier:.0%} of stall) are {f.barrier_cause()}"
            if f.barrier >= f.limits.barrier_mention and f.barrier_caused else "")
         + ".",
         kind_facts, "medium" if non_hidden is None or split else "high",

@@ -13,6 +13,11 @@ from typing import TYPE_CHECKING, Any
 from kerneltrace.analysis.waves.group import Group
 from kerneltrace.analysis.waves.loops import LoopTotals, add_group_loops, merge_loops
 from kerneltrace.analysis.waves.peers import PeerTotals, add_peer_group, merge_peers
+from kerneltrace.analysis.waves.stragglers import (
+    StragglerTotals,
+    add_straggler_group,
+    merge_stragglers,
+)
 from kerneltrace.analysis.waves.waitcnt import WaitTotals, attribute_waits, merge_waits
 
 if TYPE_CHECKING:
@@ -40,6 +45,7 @@ class WaveTotals:
     loops: dict[int, LoopTotals] = field(default_factory=lambda: defaultdict(LoopTotals))
     traced_cu: dict[int, int] = field(default_factory=dict)
     peers: PeerTotals | None = None  # pipe busy, non-hidden cost, per-hit, barriers (peers.py)
+    stragglers: StragglerTotals | None = None  # barrier events per wave (stragglers.py)
 
     @classmethod
     def empty(cls, rows: int) -> WaveTotals:
@@ -81,6 +87,8 @@ def merge_totals(into: WaveTotals, other: WaveTotals) -> None:
         into.traced_cu.setdefault(se, cu)
     if into.peers is not None and other.peers is not None:
         merge_peers(into.peers, other.peers)
+    if into.stragglers is not None and other.stragglers is not None:
+        merge_stragglers(into.stragglers, other.stragglers)
 
 
 def implausible_waves(waves: list[WaveFile], code_rows: int) -> dict[int, str]:
@@ -248,4 +256,6 @@ def add_group(totals: WaveTotals, waves: list[WaveFile], mfma_by_line: np.ndarra
     attribute_waits(totals.waits, group)
     if totals.peers is not None:
         add_peer_group(totals.peers, group, idle, prev_end)
+    if totals.stragglers is not None:
+        add_straggler_group(totals.stragglers, group, idle)
     add_group_loops(totals.loops, group, mfma_by_line)

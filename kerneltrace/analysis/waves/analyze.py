@@ -11,6 +11,7 @@ Each concern lives in its own module (definitions and the "why" of each rule are
 * loops.py        hot loops, MFMA busy fraction, prologue/loop/epilogue split
 * consistency.py  invariant check (files listed/present/skipped, code.json = Σ waves)
 * occupancy.py    resident waves over time from occupancy.json
+* stragglers.py   at each barrier, the wave that arrived last and what made it late
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from kerneltrace.analysis.waves.loops import loop_summary, mfma_pass_cycles_by_r
 from kerneltrace.analysis.waves.occupancy import occupancy_summary
 from kerneltrace.analysis.waves.peers import PeerTotals, peer_summary
 from kerneltrace.analysis.waves.states import state_summary
+from kerneltrace.analysis.waves.stragglers import StragglerTotals, straggler_summary
 from kerneltrace.analysis.waves.stream import accumulate
 from kerneltrace.analysis.waves.waitcnt import wait_links, waitcnt_summary
 from kerneltrace.readers.wavefile.reader import wave_files
@@ -46,6 +48,7 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = No
     def new_totals() -> WaveTotals:
         totals = WaveTotals.empty(code_rows)
         totals.peers = PeerTotals.empty(table, code_rows)
+        totals.stragglers = StragglerTotals.empty(totals.peers.barrier)
         return totals
 
     mfma_rows, mfma_unknown = mfma_pass_cycles_by_row(table)
@@ -66,4 +69,5 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = No
         "consistency": consistency(dispatch_dir, paths, totals, table),
         "occupancy": occupancy_summary(dispatch_dir, totals.traced_cu),
         "peers": peer_summary(totals.peers, rows),
+        "stragglers": straggler_summary(totals.stragglers),
     }

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kerneltrace.analysis.barrier_stragglers import memory_share
 from kerneltrace.isa.classify import BARRIER, LDS_SMEM_WAIT, VMEM_LOAD, VMEM_WAIT
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, finding_id, hiding_gain, scoped_title
+from kerneltrace.plan.rules.stragglers import (
+    cause_evidence,
+    straggler_note,
+    straggler_waits_finding,
+    stragglers_of,
+)
 from kerneltrace.plan.spec import FindingKind, plan_rule
-from kerneltrace.thresholds import heuristic
+from kerneltrace.thresholds import VerdictThresholds, heuristic
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,9 @@ class KernelWideThresholds:
     ping_pong_hideable: tuple[float, float] = heuristic((0.1, 0.4), "share of a ping-pong "
                                                         "schedule's barrier stall a shorter "
                                                         "partner load/LDS phase removes")
+    straggler_evidence_share: float = heuristic(0.05, "share of the barrier wait below which a "
+                                                "straggler cause gives the barrier finding no "
+                                                "evidence rows")
 
 MAXNREG_WARNING = (
     "Never force a register cap with `maxnreg`: the compiler spills MFMA operands to scratch "
@@ -141,7 +151,8 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
 
 @plan_rule(id="BAR-dominated", lever="sync", serves=("synchronisation",), order=120,
            thresholds=(KernelWideThresholds,),
-           variants=(FindingKind("BAR-ping-pong-phase", "memory-pipeline"),))
+           variants=(FindingKind("BAR-ping-pong-phase", "memory-pipeline"),
+                     FindingKind("BAR-straggler-waits", "memory-pipeline")))
 def barrier_dominated(ctx: PlanContext) -> list[Finding]:
     """Barriers hold a large share of stall.
 
@@ -150,8 +161,12 @@ def barrier_dominated(ctx: PlanContext) -> list[Finding]:
     Trigger: barrier stall ≥ 20 % of all stall; in a ping-pong schedule (`structure.barriers.
         ping_pong`: a conditional barrier before the hot loop staggers two wave groups) it is
         `BAR-ping-pong-phase` instead: the barrier wait is the partner group's load/LDS phase
-        (fix: shorten that phase, never remove the barriers)
-    Evidence: top barrier instructions (ping-pong: the waits before the pairing barriers first)
+        (fix: shorten that phase, never remove the barriers); with wave files, when the
+        last-arriving wave's memory/LDS/scratch waits explain ≥ verdict.barrier_explained of the
+        barrier wait (`structure.barriers.stragglers`) it is `BAR-straggler-waits`: the barrier
+        is the symptom, the straggler's waits the cause
+    Evidence: top barrier instructions (ping-pong: the waits before the pairing barriers first;
+        straggler waits: the instructions the last wave waited at first)
     Gain: 20–60 % of barrier stall
     Fix: double-buffer LDS (one barrier per iteration), balance work between waves"""
     limits = ctx.thresholds.of(KernelWideThresholds)
@@ -171,6 +186,12 @@ def barrier_dominated(ctx: PlanContext) -> list[Finding]:
     structure = ctx.structure.get("barriers") or {}
     if structure.get("ping_pong"):
         return [ping_pong_phase(ctx, share, barriers, structure, location)]
+    stragglers = stragglers_of(ctx)
+    if (stragglers is not None and memory_share(stragglers)
+            >= ctx.thresholds.of(VerdictThresholds).barrier_explained):
+        return [straggler_waits_finding(ctx, share, barriers, stragglers, location,
+                                        limits.barrier_hideable, limits.straggler_evidence_share)]
+    evidence += cause_evidence(ctx, stragglers, limits.straggler_evidence_share)
     return [
         ctx.finding(
             "BAR-dominated", share, location=location,
@@ -181,6 +202,7 @@ def barrier_dominated(ctx: PlanContext) -> list[Finding]:
                 f"{len(barriers)} `s_barrier` instruction(s) stall: waves of a workgroup wait for the "
                 "slowest one, usually because work between barriers is unbalanced or because one "
                 "barrier per LDS stage serialises load and compute."
+                + straggler_note(stragglers)
             ),
             fix=(
                 "Remove barriers per iteration (double-buffer LDS so one barrier covers both "

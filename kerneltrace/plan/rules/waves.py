@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, hiding_gain
+from kerneltrace.plan.findings import Finding, Gain, hiding_gain
 from kerneltrace.plan.rules.waves_refs import (
     PRODUCER_DEFAULT,
     PRODUCER_KINDS,
@@ -47,6 +47,26 @@ class WaveThresholds:
     tail_med_share: float = heuristic(0.5, "tail share from which W3 is MED (else LOW)")
     imbalance: float = heuristic(1.5, "longest wave / median wave duration for W3")
     min_tail_waves: int = heuristic(4, "waves traced for W3 to judge a tail")
+    tail_recoverable: tuple[float, float] = heuristic((0.0, 0.1), "share of one traced CU's "
+                                                      "tail (slowest wave's end after the median) "
+                                                      "a balanced work split removes from the "
+                                                      "kernel time (W3): one CU of many is "
+                                                      "traced, so the low end is 0 (the others "
+                                                      "may be balanced) and the high end small")
+
+
+def tail_gain(tail_share: float, rounds: float | None, recoverable: tuple[float, float]) -> Gain:
+    """W3: the tail is CU time (kernel time, not stall). Balancing removes part of it; with
+    several rounds of workgroups per CU the CU refills while long waves run, so only the last
+    round's tail is the dispatch's (÷ rounds)."""
+    low, high = recoverable
+    per_round = min(tail_share, 1.0) / max(rounds or 1.0, 1.0)
+    return Gain(round(per_round * low, 4), round(per_round * high, 4),
+                f"the traced CU runs {tail_share:.0%} of its span after the median wave ended"
+                + (f", over {rounds:g} rounds of workgroups (only the last round's tail is the "
+                   "dispatch's)" if rounds and rounds > 1 else "")
+                + f"; a balanced split of the work removes {low:.0%}–{high:.0%} of that (one CU "
+                "traced: the others may be balanced)", unit="kernel_time")
 
 
 @plan_rule(id="W1-entry-waits-on-loads", lever="memory-latency", calibrated=True, attribution=True,
@@ -135,7 +155,8 @@ def wave_tail(ctx: PlanContext) -> list[Finding]:
     Trigger: hotspots/2 only: ≥ 4 waves, `timing.tail_cycles` ≥ 25 % of `span_cycles` and the
         longest wave ≥ 1.5× the median duration (MED from 50 %)
     Evidence: durations and longest waves in the text
-    Gain: not estimated: kernel time, not stall (`stall_share` 0)
+    Gain: 0–10 % of the tail share of the traced span ÷ the launch's rounds of workgroups per CU,
+        in kernel time (the tail is CU time, not stall: `stall_share` 0; one CU traced)
     Fix: balance work per workgroup (split-K/split-sequence, largest tiles first, a persistent tile
         scheduler)"""
     limits = ctx.thresholds.of(WaveThresholds)
@@ -158,7 +179,8 @@ def wave_tail(ctx: PlanContext) -> list[Finding]:
             title=f"Wave tail: the slowest waves finish {tail:,} cycles ({tail_share:.0%} of the "
             "traced span) after the median wave",
             priority="MED" if tail_share >= limits.tail_med_share else "LOW",
-            estimated_gain=None,
+            estimated_gain=tail_gain(tail_share, (ctx.structure.get("launch") or {}).get("rounds"),
+                                     limits.tail_recoverable),
             scope="kernel",
             root_cause=(
                 f"On the traced CU, {waves['waves']} waves run {median:,.0f} cycles at the median "
@@ -173,7 +195,7 @@ def wave_tail(ctx: PlanContext) -> list[Finding]:
                 "order the largest tiles first or use a persistent tile scheduler; check that the "
                 "grid fills every CU more than once so the tail is a small fraction."
             ),
-            effort="medium",
+            effort="high",  # a different work split: split-K, a persistent tile scheduler
         )
     ]
 

@@ -25,6 +25,21 @@ class HotLoopThresholds:
                                                     "stall overlapping it with MFMAs hides")
     wait_hideable: tuple[float, float] = heuristic((0.1, 0.3), "share of the loop's wait stall "
                                                    "a deeper software pipeline hides")
+    mfma_removable: tuple[float, float] = heuristic((0.05, 0.25), "share of an MFMA-bound loop's "
+                                                    "MFMA pass cycles a faster MFMA shape, lower "
+                                                    "precision or less redundant compute removes "
+                                                    "(W2-hot-loop-mfma-bound)")
+
+
+def mfma_bound_gain(loop_share: float, busy: float, removable: tuple[float, float]) -> Gain:
+    """W2-hot-loop-mfma-bound: the part of the waves' time the loop's matrix pipe is busy, times
+    the share of its pass cycles a cheaper MFMA formulation removes (a share of wave time)."""
+    base = loop_share * busy
+    low, high = removable
+    return Gain(round(base * low, 4), round(base * high, 4),
+                f"the loop holds {loop_share:.0%} of the waves' time with the matrix pipe busy "
+                f"{busy:.0%} of it; fewer MFMA pass cycles remove {low:.0%}–{high:.0%} of that",
+                unit="wave_time")
 
 
 def _loop_stall(ctx: PlanContext, loop: dict) -> tuple[int, int, list[dict]]:
@@ -63,11 +78,12 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
         stall (then: deepen the software pipeline) or other work does (then: overlap it with MFMAs).
         Kernel-wide, capped at MED; its share (stall inside the loop rows) overlaps the line
         findings in the loop; the same loop with MFMA busy ≥ 80 % is `W2-hot-loop-mfma-bound`
-        instead (none: compute-bound, do not chase load latency there)
+        instead (compute-bound, do not chase load latency there)
     Evidence: the loop's top stalled instructions; iterations, cycles/iteration, MFMA pass cycles in
         the text
     Gain: 10–30 % of the loop's wait stall (waits) or 10–40 % of its non-wait stall (other);
-        overlaps the line findings (not to be added); bounded by the MFMA work
+        overlaps the line findings (not to be added); bounded by the MFMA work; mfma-bound: 5–25 %
+        of the loop's MFMA-busy share of the waves' time
     Fix: deepen the software pipeline (waits) or overlap the non-MFMA work with MFMAs"""
     bounds = ctx.thresholds.of(VerdictThresholds)
     limits = ctx.thresholds.of(HotLoopThresholds)
@@ -79,7 +95,7 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
     if hot.busy < bounds.low_mfma_busy:
         return [_waits_finding(ctx, hot, limits)]
     if hot.busy >= bounds.mfma_bound:
-        return [_mfma_bound_finding(ctx, hot)]
+        return [_mfma_bound_finding(ctx, hot, limits)]
     return []
 
 
@@ -213,7 +229,7 @@ def _waits_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThresholds) -
     )
 
 
-def _mfma_bound_finding(ctx: PlanContext, hot: _HotLoop) -> Finding:
+def _mfma_bound_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThresholds) -> Finding:
     """MFMA busy high: compute-bound in the loop; do not chase load latency there."""
     return ctx.finding(
         "W2-hot-loop-mfma-bound", hot.share,
@@ -224,7 +240,8 @@ def _mfma_bound_finding(ctx: PlanContext, hot: _HotLoop) -> Finding:
         ),
         scope="loop",
         priority="LOW",
-        estimated_gain=None,
+        estimated_gain=mfma_bound_gain(hot.loop["split"]["loop_share"], hot.busy,
+                                       limits.mfma_removable),
         root_cause=hot.facts + ": memory latency is already hidden behind matrix work.",
         fix=(
             "Do not chase load latency in this loop. Speed-ups need fewer MFMA pass "

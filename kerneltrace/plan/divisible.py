@@ -1,0 +1,41 @@
+"""How much of a wave's life more, smaller workgroups would shorten: the divisible part of the work.
+
+The launch gain (under-filled GPU, tail round) assumes the work of a wave can be spread over more
+waves. That holds for a loop (fewer iterations per wave) and for unrolled repeated stages (a
+fully unrolled K loop: split-K halves its load→wait→MFMA stages), not for a straight-line wave
+that issues one small batch of loads and waits on a chain of round trips (kernel arguments,
+then its data, then its stores): fewer elements per wave leave the chain as long as it was. For
+such a wave — no iterating loop, no MFMA, at most `VerdictThresholds.chain_max_loads` vector
+loads per wave — only its issue cycles (hits × the issue cycles of an instruction) divide (review of fused_rope_cache,
+issue 21 point 4b).
+"""
+
+from __future__ import annotations
+
+from kerneltrace.analysis.control_flow import MIN_ITERATIONS
+from kerneltrace.isa import classify as isa
+
+
+def divisible_share(doc: dict, structure: dict, waves: int | None, chain_max_loads: int,
+                    issue_cycles: int) -> tuple[float, str]:
+    """(share of a wave's life that divides across more waves, why) — 1.0 unless the wave is one
+    latency chain; `issue_cycles`: what one instruction occupies its issue slot."""
+    flow = structure.get("control_flow") or {}
+    if any(loop.get("iterations_per_entry") and loop["iterations_per_entry"] >= MIN_ITERATIONS
+           for loop in flow.get("loops") or []):
+        return 1.0, ""
+    executed = [ins for ins in doc.get("instructions") or [] if (ins.get("hits") or 0) > 0]
+    if not waves or any(ins.get("type") == isa.MFMA for ins in executed):
+        return 1.0, ""
+    loads = sum(ins.get("hits") or 0 for ins in executed if ins.get("type") == isa.VMEM_LOAD)
+    if loads / waves > chain_max_loads:
+        return 1.0, ""
+    lifetime = sum((ins.get("latency_cycles") or 0) + (ins.get("idle_cycles") or 0)
+                   for ins in executed)
+    if not lifetime:
+        return 1.0, ""
+    issued = sum(min(ins.get("latency_cycles") or 0, (ins.get("hits") or 0) * issue_cycles)
+                 for ins in executed)
+    issue = round(issued / lifetime, 4)
+    return issue, (f"each wave is one latency chain ({loads / waves:.0f} vector loads, no loop): "
+                   f"splitting it shortens only its issue cycles ({issue:.0%} of its life)")
