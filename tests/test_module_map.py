@@ -30,6 +30,9 @@ COVERED_BY: dict[str, tuple[str, str]] = {
     "kerneltrace.agent.cli": ("test_agent_server.py", "the server started as scripts/mcp_server.py"),
     "kerneltrace.agent.server": ("test_agent_server.py", "the MCP stdio server driven by a client"),
     "kerneltrace.analysis": ("test_hotspots.py", "package docstring only"),
+    "kerneltrace.analysis.barrier_stragglers": ("test_stragglers.py",
+                                                "straggler causes in hotspot documents built by "
+                                                "analyze_dispatch"),
     "kerneltrace.analysis.capture_health": ("test_capture_warnings.py",
                                             "truncated-capture warnings in the hotspot document"),
     "kerneltrace.analysis.dispatch_inputs": ("test_hotspot_cli.py",
@@ -55,6 +58,8 @@ COVERED_BY: dict[str, tuple[str, str]] = {
     "kerneltrace.pipeline.decode": ("test_pipeline_e2e.py", "scripts/decode.py in the ATT pipeline"),
     "kerneltrace.pipeline.gate": ("test_regression_gate.py", "the Snakefile's onsuccess/onerror gate"),
     "kerneltrace.plan.l2_metrics": ("test_plan_memory_threshold.py", "MEM rules over L2 documents"),
+    "kerneltrace.plan.rules.stragglers": ("test_stragglers.py",
+                                          "BAR-straggler-waits in the plans build_summary makes"),
     "kerneltrace.plan.rules._util": ("test_plan_rules.py", "instruction predicates of the rules"),
     "kerneltrace.plan.rules.launch": ("test_plan_structure_rules.py",
                                       "LAUNCH/SETUP/BW findings through the registry"),
