@@ -70,3 +70,19 @@ def test_waves_request_imports_numpy_but_no_other_heavy_library(dispatch_dir: Pa
     top = {name.split(".")[0] for name in names}
     assert "numpy" in top and "kerneltrace.analysis.waves.analyze" in names
     assert not top & (HEAVY - {"numpy"}), sorted(top & HEAVY)
+
+
+def test_timeline_export_imports_neither_perfetto_nor_protobuf(dispatch_dir: Path, tmp_path: Path):
+    """The Perfetto writer encodes every packet itself (render/timeline/proto.py FIELDS): the
+    package and its protobuf runtime are for decoding (tests, tools) only."""
+    script = SCRIPT.parent / "export_timeline.py"
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    done = subprocess.run([sys.executable, "-X", "importtime", str(script), str(dispatch_dir), "-o",
+                           str(tmp_path / "t.pftrace")], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
+             if line.startswith("import time:") and "|" in line and "imported package" not in line}
+    assert "kerneltrace.render.timeline.proto" in names and (tmp_path / "t.pftrace").stat().st_size
+    top = {name.split(".")[0] for name in names}
+    assert not top & {"perfetto", "google", "pandas", "jinja2", "yaml"}, sorted(top)

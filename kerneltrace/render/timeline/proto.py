@@ -72,13 +72,16 @@ SEQ_NEEDS_INCREMENTAL_STATE = 2
 
 def key(message: str, name: str) -> bytes:
     """The encoded key (field number and wire type) of a field."""
-    number, kind = FIELDS[(message, name)]
-    return _varint((number << 3) | kind)
+    return _KEYS[(message, name)]
 
 
 def _varint(value: int) -> bytes:
     """A varint of an integer field's value (negative int32/int64: ten bytes, as protobuf)."""
     return bytes(wire.varint_bytes(value & 0xFFFF_FFFF_FFFF_FFFF))
+
+
+_KEYS = {field: bytes(wire.varint_bytes((number << 3) | kind))
+         for field, (number, kind) in FIELDS.items()}
 
 
 def _scalar(message: str, name: str, value: int) -> bytes:
