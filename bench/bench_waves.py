@@ -37,14 +37,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CAPTURES = ROOT.parent / "shared" / "captures"
-FLYDSL = CAPTURES / "flydsl-kernel-profiling-lib" / "examples"
-NAMED = {
-    "moe_reduce (4112 files)": FLYDSL / "moe_reduce/att_viewer/big/ui_output_agent_42768_dispatch_39",
-    "flash_attn big (32 files)": FLYDSL / "flash_attn_func/att_viewer/big/ui_output_agent_38430_dispatch_44",
-    # the real captures of 10 MB or more on disk: moe_reduce (19 MB) and this one (26 MB)
-    "legacy MLA v1 (544 files)": CAPTURES / "aiter-glog-fork-legacy-att/att/flash_fwd_splitkv_mla_kernel_v1_ui",
-}
 
+
+def named(captures: Path) -> dict[str, Path]:
+    flydsl = captures / "flydsl-kernel-profiling-lib" / "examples"
+    return {
+        "moe_reduce (4112 files)": flydsl / "moe_reduce/att_viewer/big/ui_output_agent_42768_dispatch_39",
+        "flash_attn big (32 files)": flydsl / "flash_attn_func/att_viewer/big/ui_output_agent_38430_dispatch_44",
+        # the real captures of 10 MB or more on disk: moe_reduce (19 MB) and this one (26 MB)
+        "legacy MLA v1 (544 files)": captures / "aiter-glog-fork-legacy-att/att/flash_fwd_splitkv_mla_kernel_v1_ui",
+    }
+
+
+NAMED = named(CAPTURES)
 
 def wave_bytes(directory: Path) -> int:
     from kerneltrace.readers.wavefile.reader import wave_files
@@ -306,7 +311,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-root", type=Path,
                         help="another checkout whose CLI the end-to-end table and whose "
                         "default reader the reader table also time (before/after)")
+    parser.add_argument("--captures", type=Path, default=CAPTURES,
+                        help=f"real captures (default {CAPTURES})")
     args = parser.parse_args(argv)
+    global CAPTURES, NAMED  # --captures: measure another copy of the shared captures
+    CAPTURES, NAMED = args.captures, named(args.captures)
 
     targets = {name: path for name, path in NAMED.items() if path.is_dir()}
     largest = largest_shared_dir()
