@@ -228,10 +228,13 @@ class ProtoWriter:
         pattern = np.zeros(n, np.int64)
         for bit, column in enumerate(columns):
             pattern |= column.astype(np.int64) << bit
-        shapes, inverse = np.unique(pattern, return_inverse=True)
+        # the shapes present, ascending (np.unique's order) without sorting the rows
+        top = int(pattern.max())
+        shapes = (np.flatnonzero(np.bincount(pattern, minlength=top + 1)) if top < 1 << 16
+                  else np.unique(pattern))
         encoded = []
-        for shape_index, shape in enumerate(shapes.tolist()):
-            rows = np.flatnonzero(inverse == shape_index)
+        for shape in shapes.tolist():
+            rows = np.flatnonzero(pattern == shape)
             part = self._encode(events, rows, [(shape >> bit) & 1 == 1 for bit in range(len(columns))])
             encoded.append((rows, *wire.to_matrix(part)))
         if len(encoded) == 1:
