@@ -351,6 +351,7 @@ def child_rss(directory: Path | None) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global CAPTURES, NAMED  # --captures: measure another copy of the shared captures
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 10])
@@ -366,7 +367,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--captures", type=Path, default=CAPTURES,
                         help=f"real captures (default {CAPTURES})")
     args = parser.parse_args(argv)
-    global CAPTURES, NAMED  # --captures: measure another copy of the shared captures
     CAPTURES, NAMED = args.captures, named(args.captures)
 
     targets = {name: path for name, path in NAMED.items() if path.is_dir()}
