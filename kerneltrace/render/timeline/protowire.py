@@ -1,11 +1,11 @@
 """Protobuf wire encoding of many TracePackets at once: numpy columns in, `Trace` bytes out.
 
-Perfetto's Python package (`perfetto.protos`) gives every field number and type; building one
-`TracePacket` object per slice costs ≈ 10 µs in Python, too slow for 10^5–10^6 slices, so the
+Perfetto's protos give every field number and type (proto.FIELDS, checked against the
+`perfetto` package's descriptors by a test); building one `TracePacket` object per slice costs ≈ 10 µs in Python, too slow for 10^5–10^6 slices, so the
 per-slice packets are encoded here column-wise: each field becomes a (rows × bytes) matrix plus a
 mask of the bytes present, matrices are stacked side by side and the masked bytes read out in
-row order. The fixed packets (track descriptors, interned strings) are built as messages by the
-package itself. Tests decode the result with the package's `Trace` message.
+row order. The fixed packets (track descriptors, interned strings) are encoded field by field in
+proto.py. Tests decode the result with the package's `Trace` message.
 """
 
 from __future__ import annotations
