@@ -104,3 +104,17 @@ def test_batches_split_by_size_give_the_same_records(tmp_path):
 
 def test_every_variant_differs_from_the_regular_file():
     assert [name for name, text in VARIANTS.items() if text == COMPACT] == ["accepted compact"]
+
+
+def test_large_files_take_the_per_file_path_with_the_same_records(tmp_path, monkeypatch):
+    from kerneltrace.readers.wavefile import reader
+
+    texts = [COMPACT, COMPACT.replace('"begin":70088', '"begin":70000'), ACCEPTED["pretty"]]
+    paths = write(tmp_path, texts)
+    everything = [record(r) for r in iter_wave_files(paths, batch_bytes=1 << 30)]
+    monkeypatch.setattr(reader, "BATCH_FILE_BYTES", len(COMPACT))  # the pretty file is larger
+    calls = []
+    monkeypatch.setattr(reader, "read_batch", lambda items, simd: calls.append(len(items))
+                        or read_batch(items, simd))
+    assert [record(r) for r in iter_wave_files(paths, batch_bytes=1 << 30)] == everything
+    assert calls == [2]

@@ -45,6 +45,7 @@ __all__ = [
 
 # Environment switch for the whole process (tests, benchmarks, a platform with a broken wheel).
 PARSER_ENV = "KERNELTRACE_WAVE_PARSER"  # "json": every file takes the fallback
+BATCH_FILE_BYTES = 64 << 10  # files up to this size go to the batch path (batch.py)
 
 
 # Column layout of the arrays (rocprof-formats.md §8.9).
@@ -78,8 +79,9 @@ def iter_wave_files(paths: list[Path], batch_bytes: int = 4 << 20,
 
     Files are read in batches of about `batch_bytes` (memory stays bounded by
     max(batch_bytes, largest file)). With the fast paths on (`simd` None = when pysimdjson is
-    importable and PARSER_ENV is not "json", False = never), a batch goes first to the batch
-    path (batch.py: compact files, one parse for all their arrays); each file it does not vouch
+    importable and PARSER_ENV is not "json", False = never), a batch's files of up to
+    BATCH_FILE_BYTES go first to the batch path (batch.py: one parse for all their arrays);
+    each file it does not vouch
     for is offered to the per-file fast path (simd.py), and what that does not certify, or
     refuses late, is parsed by the fallback (json_fallback.py), which alone words errors.
     """
@@ -108,7 +110,12 @@ def _finish(pending: list[tuple[Path, bytes] | InputError],
         waves: list[WaveFile | InputError | None] = [parse_or_error(data, path)
                                                      for path, data in files]
     else:
-        waves = list(read_batch(files, reader))
+        # large files gain nothing from sharing a parse (their per-file Python work is small
+        # beside the parse) and would be cut and copied once more: the per-file path reads them
+        small = [index for index, (_, data) in enumerate(files) if len(data) <= BATCH_FILE_BYTES]
+        waves = [None] * len(files)
+        for index, wave in zip(small, read_batch([files[i] for i in small], reader), strict=True):
+            waves[index] = wave
         left = [index for index, wave in enumerate(waves) if wave is None]
         certified: list[tuple[int, Certified]] = []
         for index in left:
