@@ -95,7 +95,7 @@ def test_track_and_interned_packets_are_the_package_serialization():
     first.interned_data.event_names.add(iid=1, name="instruction")
     first.interned_data.event_names.add(iid=2, name="s_waitcnt vmcnt(0) ✓")
     first.interned_data.debug_annotation_names.add(iid=1, name="asm")
-    first.interned_data.debug_annotation_string_values.add(iid=1, str="v_mfma_f32_32x32x8f16 a[0:15]".encode())
+    first.interned_data.debug_annotation_string_values.add(iid=1, str=b"v_mfma_f32_32x32x8f16 a[0:15]")
     later = expected.packet.add(trusted_packet_sequence_id=1, sequence_flags=2)
     later.interned_data.debug_annotation_string_values.add(iid=2, str=b"later")
     assert out.getvalue() == expected.SerializeToString()
