@@ -102,7 +102,7 @@ def test_track_and_interned_packets_are_the_package_serialization():
 
 
 def test_compressed_chunks_decode_in_order():
-    """Chunks compressed in the background thread are written in order (read_packets decodes)."""
+    """Several compressed chunks are written in order (read_packets decodes them)."""
     import io
 
     from kerneltrace.render.timeline import proto
@@ -118,4 +118,4 @@ def test_compressed_chunks_decode_in_order():
     packets = proto.read_packets(out.getvalue())
     assert [p.track_descriptor.uuid for p in packets if p.HasField("track_descriptor")] == list(
         range(1, count))
-    assert writer.exact_size() == writer.size == len(out.getvalue())
+    assert writer.size == writer.written == len(out.getvalue())

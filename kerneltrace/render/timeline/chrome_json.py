@@ -32,10 +32,6 @@ class JsonWriter:
         """Bytes of the file so far, counting the text gzip still holds uncompressed (a bound)."""
         return self.written + self.unflushed
 
-    def exact_size(self) -> int:
-        """The same bound (nothing is compressed in the background here)."""
-        return self.size
-
     def _write(self, text: str) -> None:
         raw = text.encode("utf-8")
         data = self.gzip.compress(raw)

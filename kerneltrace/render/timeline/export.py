@@ -264,7 +264,7 @@ def export_timeline(dispatch_dir: Path | str, out: Path | str, *, fmt: str = "pe
         def write(events) -> None:
             writer.tracks(ctx.tracks.take_new())
             writer.events(events)
-            if writer.size > limit and writer.exact_size() > limit:  # the bound first: no wait
+            if writer.size > limit:
                 raise InputError(
                     f"the timeline is larger than the size cap of {max_mb:g} MB after "
                     f"{ctx.counts.waves} of {len(paths)} waves (nothing written)", str(out),

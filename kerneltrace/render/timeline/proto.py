@@ -12,7 +12,6 @@ the same.
 
 from __future__ import annotations
 
-import threading
 import zlib
 from typing import BinaryIO
 
@@ -103,29 +102,6 @@ def _protos():
     return pb
 
 
-class _Compressor:
-    """zlib.compress of one chunk in a thread (zlib releases the GIL) while the next is encoded."""
-
-    def __init__(self, data: bytes) -> None:
-        self.size = len(data)
-        self.result: bytes | BaseException | None = None
-        self.thread = threading.Thread(target=self._run, args=(data,), daemon=True)
-        self.thread.start()
-
-    def _run(self, data: bytes) -> None:
-        try:
-            self.result = zlib.compress(data, 1)
-        except BaseException as err:  # re-raised by join (MemoryError…)
-            self.result = err
-
-    def join(self) -> bytes:
-        self.thread.join()
-        if isinstance(self.result, BaseException):
-            raise self.result
-        assert self.result is not None
-        return self.result
-
-
 class ProtoWriter:
     """Streams a Perfetto trace (`Trace` = repeated TracePacket) to `handle`."""
 
@@ -138,7 +114,6 @@ class ProtoWriter:
         self.pending: list[bytes] = []
         self.pending_bytes = 0
         self.written = 0  # bytes written to the handle so far
-        self.in_flight: _Compressor | None = None  # the chunk being compressed
         self.first = True
         self.keys = {
             "packet": key("Trace", "packet"),
@@ -283,17 +258,8 @@ class ProtoWriter:
     # -- output ---------------------------------------------------------------------------------
     @property
     def size(self) -> int:
-        """Bytes of the file so far, counting the pending chunk uncompressed (an upper bound).
-
-        A chunk still being compressed counts uncompressed too; only when that bound is over a
-        caller's cap is it worth waiting for (`exact_size`).
-        """
-        return self.written + self.pending_bytes + (self.in_flight.size if self.in_flight else 0)
-
-    def exact_size(self) -> int:
-        """`size` with the chunk in flight compressed and written (the bound a cap is checked on)."""
-        self._write_in_flight()
-        return self.size
+        """Bytes of the file so far, counting the pending chunk uncompressed (an upper bound)."""
+        return self.written + self.pending_bytes
 
     def _append(self, data: bytes) -> None:
         self.pending.append(data)
@@ -301,35 +267,22 @@ class ProtoWriter:
         if self.pending_bytes >= CHUNK_BYTES:
             self._flush()
 
-    def _write(self, data: bytes) -> None:
-        self.handle.write(data)
-        self.written += len(data)
-
-    def _write_in_flight(self) -> None:
-        if self.in_flight is None:
-            return
-        packed, self.in_flight = self.in_flight.join(), None
-        packet = self.keys["compressed"] + _varint(len(packed)) + packed
-        self._write(self.keys["packet"] + _varint(len(packet)) + packet)
-
-    def _flush(self, last: bool = False) -> None:
-        # chunks leave in order: the previous one is written before this one is started
-        self._write_in_flight()
+    def _flush(self) -> None:
         if not self.pending:
             return
         data = b"".join(self.pending)
         self.pending, self.pending_bytes = [], 0
-        if not self.compress:
-            self._write(data)
-            return
-        self.in_flight = _Compressor(data)
-        if last:
-            self._write_in_flight()
+        if self.compress:
+            packed = zlib.compress(data, 1)
+            packet = self.keys["compressed"] + _varint(len(packed)) + packed
+            data = self.keys["packet"] + _varint(len(packet)) + packet
+        self.handle.write(data)
+        self.written += len(data)
 
     def finish(self, metadata: dict | None = None) -> None:
         """Flush everything (`metadata` is already in the trace as the metadata event)."""
         self._interned()
-        self._flush(last=True)
+        self._flush()
 
 
 def read_packets(data: bytes) -> list:
