@@ -9,7 +9,11 @@ Measured in one run, interleaved, best of --repeat, after a warm-up (page cache,
     waits, imports included), and its peak RSS (VmHWM);
   * one message object per packet with the perfetto package (TracePacket + SerializeToString) on
     the first 20 000 events, per event, to show what the column-wise encoder saves.
-Usage: python bench/bench_timeline.py [--repeat 5] [DISPATCH_DIR ...]
+  * with --baseline-root CHECKOUT: the CLI of that checkout (e.g. `git archive` of main),
+    interleaved with ours (ours, base, base, ours, …), best wall and CPU (user + system of the
+    child) of each, their ratio, and whether the two traces are byte-identical: on a shared
+    machine the ratio is the figure; times a quiet machine's base CLI by it to estimate ours.
+Usage: python bench/bench_timeline.py [--repeat 5] [--baseline-root DIR] [--cli-only] [DISPATCH_DIR ...]
 """
 
 from __future__ import annotations
@@ -50,6 +54,38 @@ def cli(directory: Path, out: Path, *args: str) -> tuple[float, int]:
     wall = time.perf_counter() - start
     rss = int(done.stderr.split("RSS")[-1].split()[0])
     return wall, rss
+
+
+def cli_vs_baseline(directory: Path, baseline: Path, repeat: int) -> dict:
+    """Our CLI and `baseline`'s, interleaved: best wall / CPU seconds, ratios, identical bytes."""
+    import resource
+
+    scripts = {"ours": ROOT / "scripts" / "export_timeline.py",
+               "base": baseline / "scripts" / "export_timeline.py"}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    best = {name: [float("inf"), float("inf")] for name in scripts}
+    with tempfile.TemporaryDirectory() as tmp:
+        outs = {name: Path(tmp) / f"{name}.pftrace" for name in scripts}
+        for attempt in range(repeat + 1):  # round 0 warms the page cache and the .pyc files
+            order = list(scripts) if attempt % 2 == 0 else list(scripts)[::-1]
+            for name in order:
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                start = time.perf_counter()
+                subprocess.run([sys.executable, str(scripts[name]), str(directory), "-o",
+                                str(outs[name])], check=True, capture_output=True, env=env)
+                wall = time.perf_counter() - start
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+                if attempt:
+                    best[name] = [min(best[name][0], wall), min(best[name][1], cpu)]
+        identical = outs["ours"].read_bytes() == outs["base"].read_bytes()
+        size = outs["ours"].stat().st_size
+    return {"dir": directory.name, "ours_wall": round(best["ours"][0], 3),
+            "base_wall": round(best["base"][0], 3),
+            "wall_ratio": round(best["ours"][0] / best["base"][0], 3),
+            "ours_cpu": round(best["ours"][1], 3), "base_cpu": round(best["base"][1], 3),
+            "cpu_ratio": round(best["ours"][1] / best["base"][1], 3),
+            "identical": identical, "mb": round(size / 1e6, 2)}
 
 
 def per_message_us(directory: Path, events: int = 20_000) -> float:
@@ -131,12 +167,21 @@ def main() -> int:
     parser.add_argument("dirs", nargs="*", type=Path, default=DEFAULT)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-messages", action="store_true", help="skip the per-message baseline")
+    parser.add_argument("--baseline-root", type=Path, help="another checkout: its CLI against ours")
+    parser.add_argument("--cli-only", action="store_true",
+                        help="with --baseline-root: only the CLI comparison")
     args = parser.parse_args()
     dirs = [d for d in args.dirs if d.is_dir()]
     if not dirs:
         print("no dispatch dir found (../shared/captures missing?)", file=sys.stderr)
         return 2
     print(f"load average before: {os.getloadavg()[0]:.1f}")
+    if args.baseline_root:
+        for directory in dirs:
+            print(json.dumps(cli_vs_baseline(directory, args.baseline_root.resolve(), args.repeat)))
+        if args.cli_only:
+            print(f"load average after: {os.getloadavg()[0]:.1f}")
+            return 0
     for directory in dirs:
         print(json.dumps(measure(directory, args.repeat)))
     if not args.no_messages:

@@ -37,14 +37,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CAPTURES = ROOT.parent / "shared" / "captures"
-FLYDSL = CAPTURES / "flydsl-kernel-profiling-lib" / "examples"
-NAMED = {
-    "moe_reduce (4112 files)": FLYDSL / "moe_reduce/att_viewer/big/ui_output_agent_42768_dispatch_39",
-    "flash_attn big (32 files)": FLYDSL / "flash_attn_func/att_viewer/big/ui_output_agent_38430_dispatch_44",
-    # the real captures of 10 MB or more on disk: moe_reduce (19 MB) and this one (26 MB)
-    "legacy MLA v1 (544 files)": CAPTURES / "aiter-glog-fork-legacy-att/att/flash_fwd_splitkv_mla_kernel_v1_ui",
-}
 
+
+def named(captures: Path) -> dict[str, Path]:
+    flydsl = captures / "flydsl-kernel-profiling-lib" / "examples"
+    return {
+        "moe_reduce (4112 files)": flydsl / "moe_reduce/att_viewer/big/ui_output_agent_42768_dispatch_39",
+        "flash_attn big (32 files)": flydsl / "flash_attn_func/att_viewer/big/ui_output_agent_38430_dispatch_44",
+        # the real captures of 10 MB or more on disk: moe_reduce (19 MB) and this one (26 MB)
+        "legacy MLA v1 (544 files)": captures / "aiter-glog-fork-legacy-att/att/flash_fwd_splitkv_mla_kernel_v1_ui",
+    }
+
+
+NAMED = named(CAPTURES)
 
 def wave_bytes(directory: Path) -> int:
     from kerneltrace.readers.wavefile.reader import wave_files
@@ -237,6 +242,56 @@ def end_to_end(directory: Path, repeat: int, baseline: Path | None = None) -> di
     return {"files": len(paths), "mb": size / 1e6, **best}
 
 
+def floor_parts(directory: Path, repeat: int) -> dict:
+    """What the --waves CLI's time is made of, each part the best of `repeat`, interleaved.
+
+    Fresh interpreters (wall): `python -c pass`, + `import numpy`, + the modules a --waves run
+    imports (hotspot path + wave analyses + pysimdjson), and the CLI itself. In this process
+    (CPU): read + simdjson parse per file (the floor), json.loads, our reader, analyze_waves
+    (reader + analyses, one process).
+    """
+    from kerneltrace.analysis.waves.analyze import analyze_waves
+    from kerneltrace.readers.codejson import read_code_json
+    from kerneltrace.readers.wavefile.reader import iter_wave_files, wave_files
+
+    paths = wave_files(directory)
+    table = read_code_json(directory / "code.json")
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    imports = ("import numpy, simdjson, kerneltrace.document.hotspot_report, "
+               "kerneltrace.analysis.waves.analyze, kerneltrace.readers.wavefile.reader")
+    fresh = {"python -c pass": ["-c", "pass"], "+ import numpy": ["-c", "import numpy"],
+             "+ the --waves imports": ["-c", imports],
+             "CLI --waves --json": [str(ROOT / "scripts" / "hotspot_analyzer.py"), str(directory),
+                                    "--waves", "--json", os.devnull]}
+    import simdjson
+
+    parser = simdjson.Parser()
+
+    def floor() -> None:
+        for path in paths:
+            with open(path, "rb") as handle:
+                parser.parse(handle.read())
+
+    inside = {"read + simdjson parse (floor)": floor,
+              "read + json.loads": lambda: [json.loads(path.read_bytes()) for path in paths],
+              "our reader (iter_wave_files)": lambda: list(iter_wave_files(paths)),
+              "analyze_waves (reader + analyses, 1 process)":
+                  lambda: analyze_waves(directory, table, workers=1)}
+    best = dict.fromkeys([*fresh, *inside], float("inf"))
+    for attempt in range(repeat + 1):
+        for name, argv in fresh.items():
+            start = time.perf_counter()
+            subprocess.run([sys.executable, *argv], check=True, capture_output=True, env=env)
+            if attempt:
+                best[name] = min(best[name], time.perf_counter() - start)
+        for name, run in inside.items():
+            start = time.process_time()
+            run()
+            if attempt:
+                best[name] = min(best[name], time.process_time() - start)
+    return best
+
+
 def large_gemm(parent: Path, megabytes: float) -> Path:
     """A synthetic 32-wave gfx942 GEMM dispatch dir with about `megabytes` MB of wave files."""
     from kerneltrace.synth import demo_gemm, write_dispatch_dir
@@ -296,6 +351,7 @@ def child_rss(directory: Path | None) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global CAPTURES, NAMED  # --captures: measure another copy of the shared captures
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 10])
@@ -306,12 +362,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-root", type=Path,
                         help="another checkout whose CLI the end-to-end table and whose "
                         "default reader the reader table also time (before/after)")
+    parser.add_argument("--floor-parts", action="store_true",
+                        help="only: what the --waves time of each named capture is made of")
+    parser.add_argument("--captures", type=Path, default=CAPTURES,
+                        help=f"real captures (default {CAPTURES})")
     args = parser.parse_args(argv)
+    CAPTURES, NAMED = args.captures, named(args.captures)
 
     targets = {name: path for name, path in NAMED.items() if path.is_dir()}
     largest = largest_shared_dir()
     if largest is not None:
         targets[f"largest other: {largest.name}"] = largest
+    if args.floor_parts:
+        print(f"load average: {os.getloadavg()[0]:.1f}")
+        for name, directory in targets.items():
+            parts = floor_parts(directory, args.repeat)
+            print(f"\n{name}: " + "; ".join(f"{part} {seconds * 1000:.0f} ms"
+                                            for part, seconds in parts.items()))
+        print(f"load average: {os.getloadavg()[0]:.1f}")
+        return 0
     if args.e2e or args.e2e_only:
         e2e_section(targets, args.repeat, args.gemm_mb, args.baseline_root)
         if args.e2e_only:

@@ -38,13 +38,15 @@ def synthetic_dirs(parent: Path) -> list[Path]:
     return made
 
 
-def run(root: Path, argv: list[str], outdir: Path) -> dict[str, bytes]:
-    """Outputs of one CLI run: JSON and text files (paths made relative), stdout, stderr, code."""
+def run(root: Path, argv: list[str], outdir: Path, script: str = "hotspot_analyzer.py") -> dict[str, bytes]:
+    """Outputs of one CLI run: the files it wrote, stdout, stderr (the output dir written `@`), code."""
     outdir.mkdir(parents=True)
     argv = [str(outdir / a[1:]) if a.startswith("@") else a for a in argv]
-    done = subprocess.run([sys.executable, str(root / "scripts" / "hotspot_analyzer.py"), *argv],
+    done = subprocess.run([sys.executable, str(root / "scripts" / script), *argv],
                           capture_output=True, check=False)
-    found = {"stdout": done.stdout, "stderr": done.stderr, "rc": str(done.returncode).encode()}
+    where = str(outdir).encode() + b"/"
+    found = {"stdout": done.stdout.replace(where, b"@"), "stderr": done.stderr.replace(where, b"@"),
+             "rc": str(done.returncode).encode()}
     for path in sorted(outdir.iterdir()):
         found[path.name] = path.read_bytes()
     return found
@@ -55,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-root", type=Path, required=True, help="the other checkout (e.g. main)")
     parser.add_argument("--captures", type=Path, default=CAPTURES, help=f"real captures (default {CAPTURES})")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="compare only these command lines "
-                        "(json+text, json+text+waves, stdout, detail, json-stdout)")
+                        "(json+text, json+text+waves, stdout, detail, json-stdout, timeline, "
+                        "timeline-json)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
@@ -68,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
             "stdout": ["--topk", "15", "--mode", "both"],
             "detail": ["--detail", "--mode", "src", "--topk", "7"],
             "json-stdout": ["--json", "-"],
+            # scripts/export_timeline.py (issue 25): the Perfetto trace and the JSON one
+            "timeline": ["-o", "@out.pftrace"],
+            "timeline-json": ["--format", "json", "-o", "@out.json.gz"],
         }
         if args.only:
             unknown = set(args.only) - commands.keys()
@@ -79,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
             for name, extra in commands.items():
                 outputs = []
                 for side, root in (("new", ROOT), ("old", args.baseline_root.resolve())):
-                    outputs.append(run(root, [str(directory), *extra], tmp_path / f"{number}-{name}-{side}"))
+                    script = "export_timeline.py" if name.startswith("timeline") else "hotspot_analyzer.py"
+                    outputs.append(run(root, [str(directory), *extra], tmp_path / f"{number}-{name}-{side}",
+                                       script))
                 runs += 1
                 if outputs[0] != outputs[1]:
                     differences += 1

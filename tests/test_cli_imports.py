@@ -94,3 +94,19 @@ def test_the_table_readers_are_where_pandas_is_imported():
     for module in ("kerneltrace.readers.counter_csv", "kerneltrace.readers.kernel_stats",
                    "kerneltrace.analysis.l2.document"):
         assert "pandas" in _modules_after(f"import {module}"), module
+
+
+def test_timeline_export_imports_neither_perfetto_nor_protobuf(dispatch_dir: Path, tmp_path: Path):
+    """The Perfetto writer encodes every packet itself (render/timeline/proto.py FIELDS): the
+    package and its protobuf runtime are for decoding (tests, tools) only."""
+    script = SCRIPT.parent / "export_timeline.py"
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    done = subprocess.run([sys.executable, "-X", "importtime", str(script), str(dispatch_dir), "-o",
+                           str(tmp_path / "t.pftrace")], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
+             if line.startswith("import time:") and "|" in line and "imported package" not in line}
+    assert "kerneltrace.render.timeline.proto" in names and (tmp_path / "t.pftrace").stat().st_size
+    top = {name.split(".")[0] for name in names}
+    assert not top & {"perfetto", "google", "pandas", "jinja2", "yaml"}, sorted(top)

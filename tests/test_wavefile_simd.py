@@ -128,7 +128,6 @@ DEFERRED = {
     "null instructions": COMPACT.replace(INS, "null"),
     "escaped key": COMPACT.replace('"instructions"', '"instruction\\u0073"'),
     "duplicated key": COMPACT.replace('"id":0', '"id":0,"timeline":[[4,4]]'),
-    "duplicated scalar": COMPACT.replace('"id":0', '"id":0,"id":5'),
     # the fallback reads [producer, n] and ignores more fields; a lone producer gets n = 0
     "waitcnt pair of three": COMPACT.replace("[13,0]", "[13,0,5]"),
     "waitcnt pair of one": COMPACT.replace("[13,0]", "[13]"),
@@ -159,6 +158,16 @@ def test_unusual_valid_layouts_are_left_to_the_fallback(tmp_path, variant):
         got = (waitcnt_as_lists(with_simd)[row][1][0] if name == "waitcnt"
                else getattr(with_simd, name)[row].tolist())
         assert got == expected
+
+
+def test_duplicated_scalar_is_read_as_json_loads_reads_it(tmp_path):
+    """The batch path reads the small head with json.loads: the last duplicate wins, as in the
+    fallback (the per-file simd path defers such a file)."""
+    text = COMPACT.replace('"id":0', '"id":0,"id":5')
+    with_simd, without = both(tmp_path, text)
+    assert with_simd.parser == "simd" and without.parser == "json"
+    assert with_simd.wave_id == without.wave_id == 5
+    assert with_simd.extra == without.extra
 
 
 def test_order_is_kept_when_files_alternate_between_paths(tmp_path):

@@ -1,1 +1,1 @@
-"""Per-wave ATT file reader (public API: reader; fast path: simd, fallback: json_fallback)."""
+"""Per-wave ATT file reader (public API: reader; fast paths: batch, simd; fallback: json_fallback)."""

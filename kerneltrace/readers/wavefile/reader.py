@@ -1,8 +1,11 @@
-"""Wave-file reader (`se*_sm*_sl*_wv*.json`): public API, one fast path and one fallback.
+"""Wave-file reader (`se*_sm*_sl*_wv*.json`): public API, two fast paths and one fallback.
 
 A wave file is a small JSON object around three big integer arrays (`instructions`, `timeline`,
 `waitcnt`); `json.loads` builds one Python object per integer and runs at ~20-55 MB/s here.
-Each file takes one of two paths, and both give identical WaveFile records on a valid file:
+Each file takes one of three paths, and all give identical WaveFile records on a valid file:
+* batch path (batch.py): the compact files the decoders write, a batch at a time: each file is
+  cut into its arrays and a small head (json.loads), and one simdjson parse exports the arrays
+  of the whole batch; it never decides an error either.
 * fast path (simd.py): pysimdjson parses the file and exports the arrays as int64 buffers; the
   shapes are certified by the file's digit-free skeleton, and the waitcnt lists of a whole batch
   of files (~4 MB) are split by a few numpy calls. It vouches for the layouts the decoders write
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from kerneltrace.errors import InputError
 from kerneltrace.readers.regular import read_regular
+from kerneltrace.readers.wavefile.batch import read_batch
 from kerneltrace.readers.wavefile.json_fallback import parse_or_error
 from kerneltrace.readers.wavefile.names import WAVE_FILE_GLOB, WAVE_FILE_RE
 from kerneltrace.readers.wavefile.record import WaveFile
@@ -41,6 +45,7 @@ __all__ = [
 
 # Environment switch for the whole process (tests, benchmarks, a platform with a broken wheel).
 PARSER_ENV = "KERNELTRACE_WAVE_PARSER"  # "json": every file takes the fallback
+BATCH_FILE_BYTES = 64 << 10  # files up to this size go to the batch path (batch.py)
 
 
 # Column layout of the arrays (docs/rocprof-outputs.md §8.9).
@@ -72,14 +77,16 @@ def iter_wave_files(paths: list[Path], batch_bytes: int = 4 << 20,
                     simd: bool | None = None) -> Iterator[WaveFile | InputError]:
     """Read files in order, yielding a WaveFile or the InputError of each (never raising).
 
-    Each file is offered to the fast path first (`simd` None = when pysimdjson is importable and
-    PARSER_ENV is not "json", False = never); a file it does not certify is parsed by the
-    fallback at once, and so is a certified file whose record it refuses late. Certified files
-    are finished in batches of about `batch_bytes` so that thousands of tiny wave files share a
-    few numpy calls; memory stays bounded by max(batch_bytes, largest file).
+    Files are read in batches of about `batch_bytes` (memory stays bounded by
+    max(batch_bytes, largest file)). With the fast paths on (`simd` None = when pysimdjson is
+    importable and PARSER_ENV is not "json", False = never), a batch's files of up to
+    BATCH_FILE_BYTES go first to the batch path (batch.py: one parse for all their arrays);
+    each file it does not vouch
+    for is offered to the per-file fast path (simd.py), and what that does not certify, or
+    refuses late, is parsed by the fallback (json_fallback.py), which alone words errors.
     """
     reader = _simd(simd)
-    pending: list[Certified | WaveFile | InputError] = []
+    pending: list[tuple[Path, bytes] | InputError] = []
     pending_bytes = 0
     for path in paths:
         path = path if isinstance(path, Path) else Path(path)
@@ -87,24 +94,43 @@ def iter_wave_files(paths: list[Path], batch_bytes: int = 4 << 20,
         if isinstance(data, InputError):
             pending.append(data)
             continue
-        certified = reader.certify(data, path) if reader is not None else None
-        pending.append(certified if certified is not None else parse_or_error(data, path))
+        pending.append((path, data))
         pending_bytes += len(data)
         if pending_bytes >= batch_bytes:
-            yield from _finish(pending)
+            yield from _finish(pending, reader)
             pending, pending_bytes = [], 0
-    yield from _finish(pending)
+    yield from _finish(pending, reader)
 
 
-def _finish(pending: list[Certified | WaveFile | InputError]) -> Iterator[WaveFile | InputError]:
-    """Results in file order: the certified files by one batch pass, the others as they are."""
-    finished = iter(finish_batch([item for item in pending if isinstance(item, Certified)]))
+def _finish(pending: list[tuple[Path, bytes] | InputError],
+            reader: SimdReader | None) -> Iterator[WaveFile | InputError]:
+    """Results in file order: the batch path, then per file the simd path, then the fallback."""
+    files = [item for item in pending if not isinstance(item, InputError)]
+    if reader is None:
+        waves: list[WaveFile | InputError | None] = [parse_or_error(data, path)
+                                                     for path, data in files]
+    else:
+        # large files gain nothing from sharing a parse (their per-file Python work is small
+        # beside the parse) and would be cut and copied once more: the per-file path reads them
+        small = [index for index, (_, data) in enumerate(files) if len(data) <= BATCH_FILE_BYTES]
+        waves = [None] * len(files)
+        for index, wave in zip(small, read_batch([files[i] for i in small], reader), strict=True):
+            waves[index] = wave
+        left = [index for index, wave in enumerate(waves) if wave is None]
+        certified: list[tuple[int, Certified]] = []
+        for index in left:
+            path, data = files[index]
+            one = reader.certify(data, path)
+            if one is None:
+                waves[index] = parse_or_error(data, path)
+            else:
+                certified.append((index, one))
+        finished = finish_batch([one for _, one in certified])
+        for (index, one), wave in zip(certified, finished, strict=True):
+            waves[index] = wave if wave is not None else parse_or_error(one.data, one.path)
+    results = iter(waves)
     for item in pending:
-        if isinstance(item, Certified):
-            wave = next(finished)
-            yield wave if wave is not None else parse_or_error(item.data, item.path)
-        else:
-            yield item
+        yield item if isinstance(item, InputError) else next(results)
 
 
 def _simd(simd: bool | None) -> SimdReader | None:

@@ -52,6 +52,8 @@ def invalid(path: Path, what: str) -> InputError:
 
 def _int_field(wave: dict[str, Any], key: str, path: Path, default: int | None = None) -> int:
     value = wave.get(key, default)
+    if type(value) is int:  # what json gives; the general test below for anything else
+        return value
     if isinstance(value, bool) or not isinstance(value, int):
         raise invalid(path, f"`wave.{key}` must be an integer (got {value!r})")
     return value

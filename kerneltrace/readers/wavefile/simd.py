@@ -70,6 +70,7 @@ class SimdReader:
         self._simdjson = simdjson_module
         self.module = simdjson_module  # for other readers of decoder JSON (occupancy.json)
         self._parser = simdjson_module.Parser()
+        self.batch_parser = simdjson_module.Parser()  # batch.py's, reused batch after batch
 
     def certify(self, data: bytes, path: Path) -> Certified | None:
         """The certified arrays of a file this path vouches for, else None (the fallback decides)."""
@@ -112,7 +113,7 @@ class SimdReader:
             # The skeleton alone fixes the shape: with it, every row (entry) holds exactly its
             # integers, so the buffer size gives the row count and no len() proxy call is needed.
             if name == "waitcnt":
-                found = _waitcnt_pairs(skeleton, at)
+                found = waitcnt_pairs(skeleton, at)
                 if found is None or buffer.nbytes != 8 * (len(found) + 2 * sum(found)):
                     return None
                 pairs = found
@@ -138,15 +139,51 @@ def _values_at(skeleton: bytes) -> dict[str, int]:
     return found
 
 
-def _waitcnt_pairs(skeleton: bytes, at: int) -> list[int] | None:
-    """Producer count of each waitcnt entry from a regular skeleton, or None."""
+def waitcnt_pairs(skeleton: bytes, at: int, whole: bool = False) -> list[int] | None:
+    """Producer count of each waitcnt entry from a regular skeleton at `at` (`whole`: the
+    skeleton must end there too), or None."""
     match = _WAITCNT_SKELETON.match(skeleton, at)
-    if match is None:
+    if match is None or (whole and match.end() != len(skeleton)):
         return None
     if match.end() - at == 2:  # []
         return []
     pieces = match.group()[1:-1].split(_ENTRY_BREAK)
     return list(map(bytes.count, pieces, repeat(_PAIR, len(pieces))))
+
+
+def split_waitcnt(values: Any, pairs: list[list[int]]) -> list[tuple[Any, Any, Any]] | None:
+    """Each file's (lines, CSR offsets, producers (p, 2)) from the int64 values of a batch's
+    waitcnt arrays end to end and each file's producer count per entry (None: sizes disagree).
+
+    Entry j of the values starts after j lines and 2 x (pairs before j): a few numpy calls for
+    the whole batch, then views.
+    """
+    import numpy as np
+
+    counts = np.fromiter(chain.from_iterable(pairs), np.int64)
+    cumulative = np.zeros(counts.size + 1, np.int64)
+    np.cumsum(counts, out=cumulative[1:])
+    if values.size != counts.size + 2 * int(cumulative[-1]):
+        return None
+    starts = np.arange(counts.size) + 2 * cumulative[:-1]
+    keep = np.ones(values.size, dtype=bool)
+    keep[starts] = False
+    lines = values[starts]
+    producers = values[keep].reshape(-1, 2)
+    bounds = cumulative.tolist()
+    empty = empty_arrays()["waitcnt"]
+    result = []
+    entry = 0
+    for file_pairs in pairs:
+        count = len(file_pairs)
+        if not count:
+            result.append(empty)
+            continue
+        first, last = bounds[entry], bounds[entry + count]
+        result.append((lines[entry:entry + count], cumulative[entry:entry + count + 1] - first,
+                       producers[first:last]))
+        entry += count
+    return result
 
 
 def finish_batch(batch: list[Certified]) -> list[WaveFile | None]:
@@ -158,34 +195,18 @@ def finish_batch(batch: list[Certified]) -> list[WaveFile | None]:
     import numpy as np
 
     # instructions / timeline: a zero-copy int64 view of each file's own buffer
-    # waitcnt: entry j of the concatenated values starts after j lines and 2 x (pairs before j)
     waitcnt = np.frombuffer(b"".join(item.buffers.get("waitcnt", b"") for item in batch),
                             dtype=np.int64)
-    pairs = np.fromiter(chain.from_iterable(item.pairs for item in batch), np.int64)
-    cumulative = np.zeros(pairs.size + 1, np.int64)
-    np.cumsum(pairs, out=cumulative[1:])
-    starts = np.arange(pairs.size) + 2 * cumulative[:-1]
-    keep = np.ones(waitcnt.size, dtype=bool)
-    keep[starts] = False
-    lines = waitcnt[starts]
-    producers = waitcnt[keep].reshape(-1, 2)
-    bounds = cumulative.tolist()
-    empty = empty_arrays()
+    waits = split_waitcnt(waitcnt, [item.pairs if "waitcnt" in item.buffers else []
+                                    for item in batch])
+    if waits is None:  # cannot happen: certify checked each file's sizes
+        return [None] * len(batch)
     result: list[WaveFile | None] = []
-    entry = 0
-    for item in batch:
+    for item, wait in zip(batch, waits, strict=True):
         parsed: dict[str, Any] = {
             name: np.frombuffer(item.buffers[name], dtype=np.int64).reshape(-1, width)
             for name, width in _WIDTHS.items() if name in item.buffers}
-        if "waitcnt" in item.buffers:
-            count = len(item.pairs)
-            first, last = bounds[entry], bounds[entry + count]
-            parsed["waitcnt"] = (lines[entry:entry + count],
-                                 cumulative[entry:entry + count + 1] - first,
-                                 producers[first:last])
-            entry += count
-        else:
-            parsed["waitcnt"] = empty["waitcnt"]
+        parsed["waitcnt"] = wait
         try:
             result.append(build_wave(item.document, parsed, item.path, len(item.data), "simd"))
         except InputError:  # a scalar of the wrong type: the fallback decides

@@ -1,7 +1,13 @@
-"""Perfetto protobuf trace writer: descriptors and strings as perfetto messages, events via protowire.
+"""Perfetto protobuf trace writer: every packet encoded here (protowire), nothing built as a message.
 
 Everything is written inside zlib `compressed_packets` chunks (as Perfetto's tracing service
-writes them), one sequence, interned strings emitted before their first use.
+writes them), one sequence, interned strings emitted before their first use. The field numbers
+and wire types are the constants below, checked against the perfetto package's own descriptors
+by tests/test_timeline_protowire.py, so the export never imports the package (its protobuf
+runtime and the 1.5 MB generated module cost ~50 ms of a CLI run); only `read_packets`
+(tests, tools) does. The small packets (track descriptors, interned strings) are encoded in
+field-number order with every set field present, as the package serializes them: the bytes are
+the same.
 """
 
 from __future__ import annotations
@@ -14,6 +20,79 @@ from kerneltrace.render.timeline.events import COUNTER, Events, Names, Track
 
 SEQUENCE = 1  # trusted_packet_sequence_id of every packet (one writer: one sequence)
 CHUNK_BYTES = 1 << 20  # uncompressed packets per compressed_packets packet
+
+# (message, field) -> (field number, wire type: 0 varint, 1 fixed64, 2 length-delimited),
+# from perfetto/protos/perfetto/trace/**.proto (checked against the descriptors in a test)
+FIELDS = {
+    ("Trace", "packet"): (1, 2),
+    ("TracePacket", "timestamp"): (8, 0),
+    ("TracePacket", "trusted_packet_sequence_id"): (10, 0),
+    ("TracePacket", "track_event"): (11, 2),
+    ("TracePacket", "interned_data"): (12, 2),
+    ("TracePacket", "sequence_flags"): (13, 0),
+    ("TracePacket", "compressed_packets"): (50, 2),
+    ("TracePacket", "track_descriptor"): (60, 2),
+    ("TrackEvent", "debug_annotations"): (4, 2),
+    ("TrackEvent", "type"): (9, 0),
+    ("TrackEvent", "name_iid"): (10, 0),
+    ("TrackEvent", "track_uuid"): (11, 0),
+    ("TrackEvent", "double_counter_value"): (44, 1),
+    ("TrackEvent", "flow_ids"): (47, 1),
+    ("TrackEvent", "terminating_flow_ids"): (48, 1),
+    ("DebugAnnotation", "name_iid"): (1, 0),
+    ("DebugAnnotation", "int_value"): (4, 0),
+    ("DebugAnnotation", "double_value"): (5, 1),
+    ("DebugAnnotation", "string_value_iid"): (17, 0),
+    ("TrackDescriptor", "uuid"): (1, 0),
+    ("TrackDescriptor", "name"): (2, 2),
+    ("TrackDescriptor", "process"): (3, 2),
+    ("TrackDescriptor", "thread"): (4, 2),
+    ("TrackDescriptor", "parent_uuid"): (5, 0),
+    ("TrackDescriptor", "counter"): (8, 2),
+    ("ProcessDescriptor", "pid"): (1, 0),
+    ("ProcessDescriptor", "process_name"): (6, 2),
+    ("ThreadDescriptor", "pid"): (1, 0),
+    ("ThreadDescriptor", "tid"): (2, 0),
+    ("ThreadDescriptor", "thread_name"): (5, 2),
+    ("InternedData", "event_names"): (2, 2),
+    ("InternedData", "debug_annotation_names"): (3, 2),
+    ("InternedData", "debug_annotation_string_values"): (29, 2),
+    ("EventName", "iid"): (1, 0),
+    ("EventName", "name"): (2, 2),
+    ("DebugAnnotationName", "iid"): (1, 0),
+    ("DebugAnnotationName", "name"): (2, 2),
+    ("InternedString", "iid"): (1, 0),
+    ("InternedString", "str"): (2, 2),
+}
+# TracePacket.SequenceFlags
+SEQ_INCREMENTAL_STATE_CLEARED = 1
+SEQ_NEEDS_INCREMENTAL_STATE = 2
+
+
+def key(message: str, name: str) -> bytes:
+    """The encoded key (field number and wire type) of a field."""
+    return _KEYS[(message, name)]
+
+
+def _varint(value: int) -> bytes:
+    """A varint of an integer field's value (negative int32/int64: ten bytes, as protobuf)."""
+    return bytes(wire.varint_bytes(value & 0xFFFF_FFFF_FFFF_FFFF))
+
+
+_KEYS = {field: bytes(wire.varint_bytes((number << 3) | kind))
+         for field, (number, kind) in FIELDS.items()}
+
+
+def _scalar(message: str, name: str, value: int) -> bytes:
+    return key(message, name) + _varint(value)
+
+
+def _bytes(message: str, name: str, data: bytes) -> bytes:
+    return key(message, name) + _varint(len(data)) + data
+
+
+def _text(message: str, name: str, text: str) -> bytes:
+    return _bytes(message, name, text.encode("utf-8"))
 
 
 def _protos():
@@ -29,7 +108,6 @@ class ProtoWriter:
     suffix = ".pftrace"
 
     def __init__(self, handle: BinaryIO, names: Names, compress: bool = True) -> None:
-        self.pb = _protos()
         self.handle = handle
         self.names = names
         self.compress = compress
@@ -37,75 +115,72 @@ class ProtoWriter:
         self.pending_bytes = 0
         self.written = 0  # bytes written to the handle so far
         self.first = True
-        pb = self.pb
         self.keys = {
-            "packet": wire.tag(pb.Trace, "packet"),
-            "timestamp": wire.tag(pb.TracePacket, "timestamp"),
-            "track_event": wire.tag(pb.TracePacket, "track_event"),
-            "sequence": wire.tag(pb.TracePacket, "trusted_packet_sequence_id")
-            + bytes(wire.varint_bytes(SEQUENCE)),
-            "flags": wire.tag(pb.TracePacket, "sequence_flags")
-            + bytes(wire.varint_bytes(pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE)),
-            "type": wire.tag(pb.TrackEvent, "type"),
-            "track_uuid": wire.tag(pb.TrackEvent, "track_uuid"),
-            "name_iid": wire.tag(pb.TrackEvent, "name_iid"),
-            "debug": wire.tag(pb.TrackEvent, "debug_annotations"),
-            "flow_ids": wire.tag(pb.TrackEvent, "flow_ids"),
-            "terminating_flow_ids": wire.tag(pb.TrackEvent, "terminating_flow_ids"),
-            "counter": wire.tag(pb.TrackEvent, "double_counter_value"),
-            "arg_name": wire.tag(pb.DebugAnnotation, "name_iid"),
-            "int": wire.tag(pb.DebugAnnotation, "int_value"),
-            "str": wire.tag(pb.DebugAnnotation, "string_value_iid"),
-            "double": wire.tag(pb.DebugAnnotation, "double_value"),
+            "packet": key("Trace", "packet"),
+            "timestamp": key("TracePacket", "timestamp"),
+            "track_event": key("TracePacket", "track_event"),
+            "sequence": _scalar("TracePacket", "trusted_packet_sequence_id", SEQUENCE),
+            "flags": _scalar("TracePacket", "sequence_flags", SEQ_NEEDS_INCREMENTAL_STATE),
+            "type": key("TrackEvent", "type"),
+            "track_uuid": key("TrackEvent", "track_uuid"),
+            "name_iid": key("TrackEvent", "name_iid"),
+            "debug": key("TrackEvent", "debug_annotations"),
+            "flow_ids": key("TrackEvent", "flow_ids"),
+            "terminating_flow_ids": key("TrackEvent", "terminating_flow_ids"),
+            "counter": key("TrackEvent", "double_counter_value"),
+            "arg_name": key("DebugAnnotation", "name_iid"),
+            "int": key("DebugAnnotation", "int_value"),
+            "str": key("DebugAnnotation", "string_value_iid"),
+            "double": key("DebugAnnotation", "double_value"),
+            "compressed": key("TracePacket", "compressed_packets"),
         }
 
-    # -- fixed packets, built as messages -------------------------------------------------------
-    def _packet(self, packet) -> None:
-        data = packet.SerializeToString()
-        self._append(self.keys["packet"] + bytes(wire.varint_bytes(len(data))) + data)
+    # -- fixed packets, encoded field by field ----------------------------------------------------
+    def _packet(self, data: bytes) -> None:
+        self._append(self.keys["packet"] + _varint(len(data)) + data)
 
     def tracks(self, tracks: list[Track]) -> None:
-        pb = self.pb
         for track in tracks:
-            packet = pb.TracePacket()
-            descriptor = packet.track_descriptor
-            descriptor.uuid = track.uuid
+            fields = [_scalar("TrackDescriptor", "uuid", track.uuid)]
             if track.kind == "process":
-                descriptor.process.pid = track.pid
-                descriptor.process.process_name = track.name
+                fields.append(_bytes("TrackDescriptor", "process",
+                                     _scalar("ProcessDescriptor", "pid", track.pid)
+                                     + _text("ProcessDescriptor", "process_name", track.name)))
             elif track.kind == "thread":
-                descriptor.parent_uuid = track.parent
-                descriptor.thread.pid = track.pid
-                descriptor.thread.tid = track.tid
-                descriptor.thread.thread_name = track.name
-            else:  # counter
-                descriptor.parent_uuid = track.parent
-                descriptor.name = track.name
-                descriptor.counter.SetInParent()
-            self._packet(packet)
+                fields.append(_bytes("TrackDescriptor", "thread",
+                                     _scalar("ThreadDescriptor", "pid", track.pid)
+                                     + _scalar("ThreadDescriptor", "tid", track.tid)
+                                     + _text("ThreadDescriptor", "thread_name", track.name)))
+                fields.append(_scalar("TrackDescriptor", "parent_uuid", track.parent))
+            else:  # counter: name (2), parent (5), an empty CounterDescriptor (8)
+                fields = [fields[0], _text("TrackDescriptor", "name", track.name),
+                          _scalar("TrackDescriptor", "parent_uuid", track.parent),
+                          _bytes("TrackDescriptor", "counter", b"")]
+            self._packet(_bytes("TracePacket", "track_descriptor", b"".join(fields)))
 
     def _interned(self) -> None:
         """One InternedData packet with the strings not yet emitted (the first clears state)."""
-        pb = self.pb
         events, args, values = (table.pending() for table in
                                 (self.names.events, self.names.args, self.names.values))
         if not (events or args or values or self.first):
             return
-        packet = pb.TracePacket()
-        packet.trusted_packet_sequence_id = SEQUENCE
-        flags = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
+        flags = SEQ_NEEDS_INCREMENTAL_STATE
         if self.first:
-            flags |= pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
+            flags |= SEQ_INCREMENTAL_STATE_CLEARED
             self.first = False
-        packet.sequence_flags = flags
-        data = packet.interned_data
-        for iid, text in events:
-            data.event_names.add(iid=iid, name=text)
-        for iid, text in args:
-            data.debug_annotation_names.add(iid=iid, name=text)
-        for iid, text in values:
-            data.debug_annotation_string_values.add(iid=iid, str=text.encode("utf-8", "replace"))
-        self._packet(packet)
+        data = [_bytes("InternedData", "event_names",
+                       _scalar("EventName", "iid", iid) + _text("EventName", "name", text))
+                for iid, text in events]
+        data += [_bytes("InternedData", "debug_annotation_names",
+                        _scalar("DebugAnnotationName", "iid", iid)
+                        + _text("DebugAnnotationName", "name", text)) for iid, text in args]
+        data += [_bytes("InternedData", "debug_annotation_string_values",
+                        _scalar("InternedString", "iid", iid)
+                        + _bytes("InternedString", "str", text.encode("utf-8", "replace")))
+                 for iid, text in values]
+        self._packet(_scalar("TracePacket", "trusted_packet_sequence_id", SEQUENCE)
+                     + _bytes("TracePacket", "interned_data", b"".join(data))
+                     + _scalar("TracePacket", "sequence_flags", flags))
 
     # -- event batches, encoded column-wise -----------------------------------------------------
     def events(self, events: Events) -> None:
@@ -128,10 +203,13 @@ class ProtoWriter:
         pattern = np.zeros(n, np.int64)
         for bit, column in enumerate(columns):
             pattern |= column.astype(np.int64) << bit
-        shapes, inverse = np.unique(pattern, return_inverse=True)
+        # the shapes present, ascending (np.unique's order) without sorting the rows
+        top = int(pattern.max())
+        shapes = (np.flatnonzero(np.bincount(pattern, minlength=top + 1)) if top < 1 << 16
+                  else np.unique(pattern))
         encoded = []
-        for shape_index, shape in enumerate(shapes.tolist()):
-            rows = np.flatnonzero(inverse == shape_index)
+        for shape in shapes.tolist():
+            rows = np.flatnonzero(pattern == shape)
             part = self._encode(events, rows, [(shape >> bit) & 1 == 1 for bit in range(len(columns))])
             encoded.append((rows, *wire.to_matrix(part)))
         if len(encoded) == 1:
@@ -196,10 +274,8 @@ class ProtoWriter:
         self.pending, self.pending_bytes = [], 0
         if self.compress:
             packed = zlib.compress(data, 1)
-            inner = self.pb.TracePacket.DESCRIPTOR.fields_by_name["compressed_packets"]
-            key = bytes(wire.varint_bytes((inner.number << 3) | 2))
-            packet = key + bytes(wire.varint_bytes(len(packed))) + packed
-            data = self.keys["packet"] + bytes(wire.varint_bytes(len(packet))) + packet
+            packet = self.keys["compressed"] + _varint(len(packed)) + packed
+            data = self.keys["packet"] + _varint(len(packet)) + packet
         self.handle.write(data)
         self.written += len(data)
 

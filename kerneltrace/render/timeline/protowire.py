@@ -1,11 +1,11 @@
 """Protobuf wire encoding of many TracePackets at once: numpy columns in, `Trace` bytes out.
 
-Perfetto's Python package (`perfetto.protos`) gives every field number and type; building one
-`TracePacket` object per slice costs ≈ 10 µs in Python, too slow for 10^5–10^6 slices, so the
+Perfetto's protos give every field number and type (proto.FIELDS, checked against the
+`perfetto` package's descriptors by a test); building one `TracePacket` object per slice costs ≈ 10 µs in Python, too slow for 10^5–10^6 slices, so the
 per-slice packets are encoded here column-wise: each field becomes a (rows × bytes) matrix plus a
 mask of the bytes present, matrices are stacked side by side and the masked bytes read out in
-row order. The fixed packets (track descriptors, interned strings) are built as messages by the
-package itself. Tests decode the result with the package's `Trace` message.
+row order. The fixed packets (track descriptors, interned strings) are encoded field by field in
+proto.py. Tests decode the result with the package's `Trace` message.
 """
 
 from __future__ import annotations
@@ -88,15 +88,17 @@ def varint(values: np.ndarray, present: np.ndarray | None = None) -> Part:
     top = int(values.max()) if rows else 0
     width = max(1, (top.bit_length() + 6) // 7)
     nbytes = np.ones(rows, np.int64)
-    for k in range(1, width):
-        nbytes += values >= np.uint64(1 << (7 * k))
-    data = np.empty((rows, width), np.uint8)
+    # built byte k by byte k, each a contiguous row of a (width, rows) array; the caller gets its
+    # transpose (to_matrix copies the leaves side by side anyway)
+    data = np.empty((width, rows), np.uint8)
     for k in range(width):
-        data[:, k] = ((values >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
+        np.bitwise_and(values >> np.uint64(7 * k), np.uint64(0x7F), out=data[k], casting="unsafe")
         if k < width - 1:
-            data[:, k] |= ((nbytes > k + 1).astype(np.uint8) << 7)
+            more = values >= np.uint64(1 << (7 * (k + 1)))  # a byte k + 1 follows
+            nbytes += more
+            data[k] |= more.view(np.uint8) << np.uint8(7)
     mask = np.arange(width)[None, :] < nbytes[:, None]
-    return _leaf(data, mask, nbytes, present)
+    return _leaf(data.T, mask, nbytes, present)
 
 
 def fixed64(values: np.ndarray, present: np.ndarray | None = None, double: bool = False) -> Part:
