@@ -13,22 +13,17 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.timing import cpu_seconds  # noqa: E402
+
 FLYDSL = ROOT.parent / "shared" / "captures" / "flydsl-kernel-profiling-lib" / "examples"
 NAMED = {
     "moe_reduce (4112 files)": FLYDSL / "moe_reduce/att_viewer/big/ui_output_agent_42768_dispatch_39",
     "flash_attn big (32 files)": FLYDSL / "flash_attn_func/att_viewer/big/ui_output_agent_38430_dispatch_44",
 }
-
-
-def cpu(fn) -> float:
-    start = time.process_time()
-    fn()
-    return time.process_time() - start
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):
             for label, (empty, summary) in (("off", off), ("on", on)):
                 module.PeerTotals.empty, module.peer_summary = empty, summary
-                best[label] = min(best[label], cpu(lambda path=path, table=table: module.analyze_waves(path, table, workers=1)))
+                best[label] = min(best[label], cpu_seconds(lambda path=path, table=table: module.analyze_waves(path, table, workers=1)))
         module.PeerTotals.empty, module.peer_summary = on
         print(f"| {name} | {best['off']:.3f} s | {best['on']:.3f} s | {best['on'] / best['off']:.2f}× |")
     tmp.cleanup()

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.timing import cpu_seconds  # noqa: E402
+
 NAMED = {
     "preshuffle_gemm (68 files, 2,176 barrier events)": "captures/flydsl-kernel-profiling-lib/"
     "examples/preshuffle_gemm/att_viewer/big/ui_output_agent_58177_dispatch_135",
@@ -30,12 +31,6 @@ class _Off:
     @staticmethod
     def empty(barrier_rows):
         return None
-
-
-def cpu(fn) -> float:
-    start = time.process_time()
-    fn()
-    return time.process_time() - start
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):
             for label, (totals, summary) in (("off", off), ("on", on)):
                 module.StragglerTotals, module.straggler_summary = totals, summary
-                best[label] = min(best[label], cpu(
+                best[label] = min(best[label], cpu_seconds(
                     lambda path=path, table=table: module.analyze_waves(path, table, workers=1)))
         module.StragglerTotals, module.straggler_summary = on
         print(f"| {name} | {best['off']:.3f} s | {best['on']:.3f} s | "
