@@ -181,13 +181,114 @@ class LaunchBoundThresholds:
                                  "launch-bound (tail)")
 
 
+@dataclass(frozen=True)
+class StructureThresholds:
+    """Structure detection in the hotspot stage (kerneltrace/analysis: loops, barriers, chains,
+    stragglers, source lines). Applied when the hotspot document is built: the plan lists them
+    with the values used but `plan.thresholds.structure` cannot change them (Table.override
+    refuses it; the hotspot document already holds what they decided)."""
+
+    CONCERN = "structure"
+    HOTSPOT_STAGE = True
+    min_iterations: float = heuristic(1.5, "header runs per entry, on average, from which a loop "
+                                      "iterates (analysis/control_flow.py; plan/divisible.py)")
+    child_share: float = heuristic(0.6, "share of the hot loop's time its costliest child loop "
+                                   "must hold for the hot loop to descend into it")
+    snap_tolerance: float = calibrated(0.08, "share of a backward jump within which a decoded "
+                                       "target snaps to a hit-count boundary (estimated "
+                                       "addresses drift by a few bytes per hundred rows)",
+                                       "address drift seen on the shared captures' inline "
+                                       "constants (analysis/control_flow.py)")
+    snap_min_bytes: int = heuristic(64, "least snapping slack in bytes, for short jumps")
+    dominant_line_share: float = heuristic(0.5, "share of the stall one source line must exceed "
+                                           "for the hotspot document to warn (source mapping "
+                                           "too coarse)")
+    kernel_entry_min_types: int = calibrated(4, "instruction types one source line mixes from "
+                                             "which it is the kernel-entry line (compiler glue)",
+                                             "FlyDSL captures: the @flyc.kernel line mixes "
+                                             "18-56 types; a real one-statement line rarely "
+                                             "more than 3 (analysis/hotspots.py)")
+    conditional_hits: float = heuristic(0.6, "hits of a barrier, as a share of the barrier "
+                                        "before it, up to which it is conditional (under an "
+                                        "exec mask)")
+    min_chain: int = heuristic(3, "dependent selects in a row from which a chain is serial "
+                               "(analysis/dataflow.py)")
+    untraced_factor: float = heuristic(4.0, "least barrier wait above this times the row's usual "
+                                       "least from which a partner wave was untraced "
+                                       "(analysis/waves/stragglers.py)")
+
+
+COMPARE_NOISE_SOURCE = ("tests/test_compare_time_shared.py: the two shared flash_attn_func "
+                        "captures of one commit (…_38430_dispatch_44, …_55287_dispatch_44_after_"
+                        "loc_fix, 32 traced waves each) differ by +5.1 % mean wave lifetime, "
+                        "+6.3 % time on the traced CU, +6.0 % hits per wave; the issue read "
+                        "them as up to ±7 %")
+
+
+@dataclass(frozen=True)
+class CompareThresholds:
+    """The compare's time estimate and its work checks (kerneltrace/compare: estimate.py,
+    work.py, lines.py). Not a plan concern: `kerneltrace compare` applies them."""
+
+    CONCERN = "compare"
+    noise_floor: float = calibrated(0.07, "half-width of the estimated time change's band, as a "
+                                    "fraction of kernel time (noise of repeated captures)",
+                                    COMPARE_NOISE_SOURCE)
+    same_work: float = heuristic(0.02, "relative difference in iterations per loop wave beyond "
+                                 "which the two traces sampled different amounts of work")
+    work_ratio: float = heuristic(1.5, "factor by which hits per traced wave may differ either "
+                                  "way before the waves did different work")
+    matched_line_share: float = heuristic(0.5, "share of BEFORE's line stall on locations present "
+                                          "in AFTER below which the line comparison is partial "
+                                          "(source attribution changed)")
+
+
+@dataclass(frozen=True)
+class GateThresholds:
+    """When a compare counts as a regression or improvement (kerneltrace/compare/gate.py;
+    `--fail-on` overrides them). Relative values are fractions; ``None`` disables a check.
+
+    The verdict follows the estimated time change: its band (value ± ``time_noise``) must
+    exclude zero and ``|value|`` must reach ``time_change``. The stall checks say where stall
+    moved; they decide only when no time estimate exists. A check fires only when the relative
+    change reaches its threshold AND the absolute change clears the floor, so tiny kernels and
+    cold lines do not flip the verdict on noise."""
+
+    CONCERN = "gate"
+    time_change: float = heuristic(0.0, "|estimated time change| needed beyond the band "
+                                   "(0 = the band alone decides)")
+    time_noise: float = calibrated(CompareThresholds.noise_floor, "half-width of the band "
+                                   "(compare.noise_floor)", COMPARE_NOISE_SOURCE)
+    total_stall: float | None = heuristic(0.10, "per-wave total stall cycles, relative change")
+    line_stall: float | None = heuristic(0.25, "per-wave stall of one matched source line, "
+                                         "relative change")
+    type_stall: float | None = heuristic(None, "per-wave stall of one stall type, relative "
+                                         "change (off by default)")
+    instruction_stall: float | None = heuristic(None, "per-wave stall of one aligned "
+                                                "instruction (off by default)")
+    min_stall_per_wave: float = heuristic(50.0, "absolute floor for every check, stall cycles "
+                                          "per wave")
+    min_share: float = heuristic(0.02, "a line/type/instruction delta must reach this share of "
+                                 "BEFORE's total")
+    hotspot_share: float = heuristic(0.05, "share of total stall at which a line/instruction is "
+                                     "a hotspot")
+
+    def as_dict(self) -> dict[str, float | None]:
+        return dataclasses.asdict(self)
+
+
 CORE_CONCERNS: dict[str, type] = {kind.CONCERN: kind for kind in (
-    VerdictThresholds, GainThresholds, L2Thresholds, LaunchBoundThresholds)}
+    VerdictThresholds, GainThresholds, L2Thresholds, LaunchBoundThresholds,
+    StructureThresholds)}
 
 DEFAULT_VERDICT = VerdictThresholds()
 DEFAULT_GAINS = GainThresholds()
 DEFAULT_L2 = L2Thresholds()
 DEFAULT_LAUNCH_BOUND = LaunchBoundThresholds()
+DEFAULT_STRUCTURE = StructureThresholds()
+DEFAULT_COMPARE = CompareThresholds()
+# concerns outside the plan's table: listed in docs/thresholds.md, applied by `kerneltrace compare`
+COMPARE_CONCERNS: dict[str, type] = {kind.CONCERN: kind for kind in (CompareThresholds, GateThresholds)}
 
 
 def describe(concern: str, instance: Any) -> list[dict]:
@@ -251,6 +352,11 @@ class Table:
                 raise InputError(f"unknown thresholds concern {concern!r}", "plan.thresholds",
                                  f"use one of {', '.join(sorted(concerns))}")
             instance = concerns[concern]
+            if getattr(instance, "HOTSPOT_STAGE", False):
+                raise InputError(f"plan.thresholds.{concern} cannot be overridden in the plan: "
+                                 "these thresholds apply at the hotspot stage, when the hotspot "
+                                 "document is built", "config",
+                                 f"remove plan.thresholds.{concern} (docs/thresholds.md)")
             names = {f.name for f in fields(instance)}
             if not isinstance(values, Mapping):
                 raise InputError(f"plan.thresholds.{concern} must be a mapping", "config",

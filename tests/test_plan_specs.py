@@ -184,11 +184,17 @@ def test_defaults_table_is_the_concerns():
     assert set(DEFAULT_TABLE.concerns) == set(CONCERNS)
 
 
-SCANNED = ("kerneltrace/plan", "kerneltrace/analysis/l2", "kerneltrace/analysis/launch.py",
+SCANNED = ("kerneltrace/plan", "kerneltrace/analysis", "kerneltrace/compare",
            "kerneltrace/render/l2.py")
 HELPERS = {"sourced", "calibrated", "heuristic"}
 UNITS = {1e3, 1e6, 1e9, 1e12}  # unit conversions (GB → bytes, ns → µs), not judgements
-ALLOWED = {("kerneltrace/analysis/l2/metrics.py", 2.0)}  # 2**53: the largest exact float count
+ALLOWED = {  # non-judgement numbers, each with its reason
+    ("kerneltrace/analysis/l2/metrics.py", 2.0),  # 2**53: the largest exact float count
+    ("kerneltrace/analysis/waves/peers.py", 0.5),  # bucket centre (log histogram) and p50
+    ("kerneltrace/analysis/waves/peers.py", 0.9),  # the p90 percentile the document reports
+    ("kerneltrace/compare/values.py", 1e30),  # MAX_MAGNITUDE: a bound on plausible values
+    ("kerneltrace/compare/gate.py", 100.0),  # "5%" → 0.05: a percentage conversion
+}
 
 
 def _float_literals(tree: ast.AST, inside: bool = False):
@@ -211,6 +217,23 @@ def test_no_threshold_literal_outside_the_table():
                 if (rel, node.value) not in ALLOWED and node.value not in UNITS:
                     found.append(f"{rel}:{node.lineno}: {node.value}")
     assert not found, "threshold literals outside kerneltrace/thresholds.py concerns:\n" + "\n".join(found)
+
+
+def test_structure_thresholds_are_refused_by_the_plan():
+    from kerneltrace.errors import InputError
+    from kerneltrace.plan.rules import DEFAULT_TABLE
+    from kerneltrace.thresholds import DEFAULT_STRUCTURE
+
+    rows = [row for row in DEFAULT_TABLE.describe() if row["concern"] == "structure"]
+    assert rows and {row["name"] for row in rows} >= {"min_iterations", "untraced_factor"}
+    with pytest.raises(InputError, match="apply at the hotspot stage"):
+        DEFAULT_TABLE.override({"structure": {"min_iterations": 2.0}})
+    from kerneltrace.analysis import control_flow, dataflow
+    from kerneltrace.compare import estimate, gate
+    from kerneltrace.thresholds import DEFAULT_COMPARE
+    assert control_flow.MIN_ITERATIONS == DEFAULT_STRUCTURE.min_iterations
+    assert dataflow.MIN_CHAIN == DEFAULT_STRUCTURE.min_chain
+    assert estimate.NOISE_FLOOR == DEFAULT_COMPARE.noise_floor == gate.DEFAULT_THRESHOLDS.time_noise
 
 
 def test_config_schema_validates_plan_thresholds():

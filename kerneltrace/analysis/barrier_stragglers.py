@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from kerneltrace.analysis.control_flow import FlowRow
 from kerneltrace.analysis.drains import WaitDrain
 from kerneltrace.isa import classify as isa
+from kerneltrace.thresholds import DEFAULT_VERDICT
 
 _FAMILY_OF_DRAIN = {"spill": "spill", "private-array": "spill", "global-load": "memory",
                     "lds-dma": "memory", "store": "memory", "kernarg": "memory",
@@ -126,7 +127,7 @@ _CAUSE_WORDS = {"global-load-wait": "waits on global loads", "lds-dma-wait": "wa
                 "other": "other instructions"}
 
 
-def usable(stragglers: Mapping | None, min_traced: float = 0.5) -> bool:
+def usable(stragglers: Mapping | None, min_traced: float = DEFAULT_VERDICT.straggler_traced) -> bool:
     """The straggler causes say what the barrier waits are: at least `min_traced` of the
     barrier stall the wave files saw is waiting for a traced last wave (instances of one traced
     wave, or whose last wave ran on an untraced SIMD, leave only the code.json segments)."""

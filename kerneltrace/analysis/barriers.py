@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from kerneltrace.analysis.control_flow import ControlFlow, FlowRow
 from kerneltrace.analysis.drains import WaitDrain
 from kerneltrace.isa.classify import opcode
+from kerneltrace.thresholds import DEFAULT_STRUCTURE
 
 
 @dataclass(frozen=True)
@@ -35,8 +36,9 @@ class BarrierCause:
     explained: int  # min(barrier stall, segment wait stall)
 
 
-# A barrier run by at most this share of the waves around it is conditional (under an exec mask).
-CONDITIONAL_HITS = 0.6
+# A barrier run by at most this share of the waves around it is conditional (under an exec mask):
+# the `structure` concern of the thresholds table (kerneltrace/thresholds.py).
+CONDITIONAL_HITS = DEFAULT_STRUCTURE.conditional_hits
 
 
 @dataclass(frozen=True)

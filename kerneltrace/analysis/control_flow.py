@@ -19,15 +19,13 @@ from dataclasses import asdict, dataclass
 from kerneltrace.analysis.loops import BranchRow, StaticLoop, branch_target, find_loops
 from kerneltrace.isa.classify import opcode
 from kerneltrace.isa.encoding import encoded_size
+from kerneltrace.thresholds import DEFAULT_STRUCTURE
 
-# A loop "iterates" when its header runs this many times per entry on average.
-MIN_ITERATIONS = 1.5
-# The hot loop descends into its costliest child while the child holds this much of its time.
-CHILD_SHARE = 0.6
-# Estimated addresses drift by a few bytes per hundred rows (inline constants the text hides):
-# a decoded backward target snaps to a hit-count boundary within this share of the jump.
-SNAP_TOLERANCE = 0.08
-SNAP_MIN_BYTES = 64
+# Judgement thresholds: the `structure` concern of the thresholds table (kerneltrace/thresholds.py).
+MIN_ITERATIONS = DEFAULT_STRUCTURE.min_iterations  # a loop "iterates" from this many header runs per entry
+CHILD_SHARE = DEFAULT_STRUCTURE.child_share  # the hot loop descends into a child holding this share
+SNAP_TOLERANCE = DEFAULT_STRUCTURE.snap_tolerance  # backward targets snap within this share of the jump
+SNAP_MIN_BYTES = DEFAULT_STRUCTURE.snap_min_bytes
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,10 @@ from functools import lru_cache
 
 from kerneltrace.isa.classify import opcode
 from kerneltrace.isa.registers import reads, writes
+from kerneltrace.thresholds import DEFAULT_STRUCTURE
 
 _SELECTS = ("v_cndmask", "v_max", "v_min", "v_pk_max", "v_pk_min")
-MIN_CHAIN = 3  # selects in a row before a chain is called serial
+MIN_CHAIN = DEFAULT_STRUCTURE.min_chain  # selects in a row before a chain is serial (thresholds table)
 
 
 @lru_cache(maxsize=4096)

@@ -8,6 +8,7 @@ from kerneltrace.isa.classify import STALL_TYPES, classify, opcode, wait_kinds
 from kerneltrace.readers.codejson import CodeRow
 from kerneltrace.records import field, record
 from kerneltrace.sourceloc import UNMAPPED, innermost_location
+from kerneltrace.thresholds import DEFAULT_STRUCTURE
 
 ARTIFACT_KERNEL_ENTRY = "kernel-entry"
 ARTIFACT_UNMAPPED = "unmapped"
@@ -15,9 +16,9 @@ ARTIFACT_UNMAPPED = "unmapped"
 # compiler glue attributed to the kernel's outermost scope (the entry/decorator line), not a
 # user operation.  Every FlyDSL capture's @flyc.kernel line mixes 18-56 types; a real
 # single-statement line rarely mixes more than 3.
-KERNEL_ENTRY_MIN_TYPES = 4
-# Warn when one line holds more than this share of the stall.
-DOMINANT_LINE_SHARE = 0.5
+KERNEL_ENTRY_MIN_TYPES = DEFAULT_STRUCTURE.kernel_entry_min_types
+# Warn when one line holds more than this share of the stall (both: thresholds table, `structure`).
+DOMINANT_LINE_SHARE = DEFAULT_STRUCTURE.dominant_line_share
 SOURCE_MAPPING_HINT = (
     "no instruction has a Source location: rebuild with line info and bypass the JIT cache "
     "(FlyDSL: FLYDSL_DEBUG_ENABLE_DEBUG_INFO=1; HIP/C++: -g or -gline-tables-only, keep -O3), "

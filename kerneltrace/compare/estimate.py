@@ -17,16 +17,17 @@ from typing import Any
 from kerneltrace.compare.launch import by_launch
 from kerneltrace.compare.values import finite
 from kerneltrace.numfmt import percent
+from kerneltrace.thresholds import DEFAULT_COMPARE
 
 # Half-width of the band, as a fraction of kernel time. Measured on the shared flash_attn_func
 # captures of one ISA (tests/test_compare_time_shared.py recomputes it): the two captures of
 # the same commit (…_38430_dispatch_44 and …_55287_dispatch_44_after_loc_fix, 32 traced waves
 # each) differ by +5.1 % in mean wave lifetime, +6.3 % in time on the traced CU per wave and
 # +6.0 % in hits per wave; the issue's own reading of these captures is "up to ±7 %".
-NOISE_FLOOR = 0.07
+NOISE_FLOOR = DEFAULT_COMPARE.noise_floor  # the `compare` concern (kerneltrace/thresholds.py)
 # Iterations per loop wave may differ this much (relative) before the two traces count as having
 # sampled different amounts of work.
-SAME_WORK = 0.02
+SAME_WORK = DEFAULT_COMPARE.same_work
 
 
 @dataclass(frozen=True)

@@ -4,37 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import fields, replace
 from typing import Any
 
-from kerneltrace.compare.estimate import NOISE_FLOOR
 from kerneltrace.errors import InputError
+from kerneltrace.thresholds import GateThresholds
 
-
-@dataclass(frozen=True)
-class Thresholds:
-    """When a change counts as a regression (or improvement); relative values are fractions.
-
-    The verdict follows the estimated time change (kerneltrace.compare.estimate): its band
-    (value ± ``time_noise``) must exclude zero and ``|value|`` must reach ``time_change``. The
-    stall checks below say where stall moved; they decide the verdict only when no time estimate
-    exists (no wave files and no code.json latency on one side). A check fires only when the relative change reaches its threshold AND the absolute change
-    clears the floor, so tiny kernels and cold lines do not flip the verdict on noise.
-    ``None`` disables a check.
-    """
-
-    time_change: float = 0.0  # |estimated time change| needed beyond the band (0 = band only)
-    time_noise: float = NOISE_FLOOR  # half-width of the band (noise floor of repeated captures)
-    total_stall: float | None = 0.10  # per-wave total stall cycles, relative change
-    line_stall: float | None = 0.25  # per-wave stall of one matched source line, relative change
-    type_stall: float | None = None  # per-wave stall of one stall type, relative change
-    instruction_stall: float | None = None  # per-wave stall of one aligned instruction
-    min_stall_per_wave: float = 50.0  # absolute floor for every check, stall cycles per wave
-    min_share: float = 0.02  # line/type/instruction delta must be >= this share of before total
-    hotspot_share: float = 0.05  # share of total stall at which a line/instruction is a hotspot
-
-    def as_dict(self) -> dict[str, float | None]:
-        return asdict(self)
+# The gate thresholds are the `gate` concern of the thresholds table (kerneltrace/thresholds.py).
+Thresholds = GateThresholds
 
 
 DEFAULT_THRESHOLDS = Thresholds()

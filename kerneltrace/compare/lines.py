@@ -8,6 +8,7 @@ from typing import Any
 from kerneltrace.compare.values import delta, mapped_fraction, num
 from kerneltrace.sourceloc import UNMAPPED
 from kerneltrace.sourceloc import innermost_location as innermost
+from kerneltrace.thresholds import DEFAULT_COMPARE
 
 UNALIGNED = "<not aligned>"
 
@@ -82,7 +83,7 @@ def compare_lines(before, after, scale_before, scale_after, instr_pairs, alignme
     matched_after = sum(r["after"] for r in items if r["status"] == "matched")
     frac_before = matched_before / total_before if total_before else None
     frac_after = matched_after / total_after if total_after else None
-    if status == "matched" and frac_before is not None and frac_before < 0.5:
+    if status == "matched" and frac_before is not None and frac_before < DEFAULT_COMPARE.matched_line_share:
         status = "partial"
         reason = (f"only {frac_before:.0%} of BEFORE's line stall sits on locations present in "
                   "AFTER: source attribution changed between the captures (compare the "

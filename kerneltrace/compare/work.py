@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kerneltrace.compare.values import finite as _num
+from kerneltrace.thresholds import DEFAULT_COMPARE
 
-WORK_RATIO = 1.5  # hits per wave differing by more than this factor: different work per wave
+WORK_RATIO = DEFAULT_COMPARE.work_ratio  # hits per wave differing by more than this factor: different work per wave
 
 
 def work_per_wave(before: Mapping[str, Any], after: Mapping[str, Any],

@@ -28,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kerneltrace.thresholds import DEFAULT_STRUCTURE
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
 TOP_ROWS = 24  # lost-cycle rows kept per window
 RELEASE_TOLERANCE = 16  # cycles between the releases of one barrier instance's waves
 MAX_EVENTS = 200_000  # barrier events kept (beyond: `truncated`)
-UNTRACED_FACTOR = 4.0  # least duration above this × the row's usual least: a partner untraced
+UNTRACED_FACTOR = DEFAULT_STRUCTURE.untraced_factor  # least wait above this × the row's usual least: a partner untraced
 TOP_CHARGED = 64  # rows listed per barrier row (the rest: `rest_cycles`)
 
 
