@@ -228,12 +228,14 @@ def test_structure_thresholds_are_refused_by_the_plan():
     assert rows and {row["name"] for row in rows} >= {"min_iterations", "untraced_factor"}
     with pytest.raises(InputError, match="apply at the hotspot stage"):
         DEFAULT_TABLE.override({"structure": {"min_iterations": 2.0}})
-    from kerneltrace.analysis import control_flow, dataflow
-    from kerneltrace.compare import estimate, gate
+    from kerneltrace.analysis.control_flow import MIN_ITERATIONS
+    from kerneltrace.analysis.dataflow import MIN_CHAIN
+    from kerneltrace.compare.estimate import NOISE_FLOOR
+    from kerneltrace.compare.gate import DEFAULT_THRESHOLDS
     from kerneltrace.thresholds import DEFAULT_COMPARE
-    assert control_flow.MIN_ITERATIONS == DEFAULT_STRUCTURE.min_iterations
-    assert dataflow.MIN_CHAIN == DEFAULT_STRUCTURE.min_chain
-    assert estimate.NOISE_FLOOR == DEFAULT_COMPARE.noise_floor == gate.DEFAULT_THRESHOLDS.time_noise
+    assert MIN_ITERATIONS == DEFAULT_STRUCTURE.min_iterations
+    assert MIN_CHAIN == DEFAULT_STRUCTURE.min_chain
+    assert NOISE_FLOOR == DEFAULT_COMPARE.noise_floor == DEFAULT_THRESHOLDS.time_noise
 
 
 def test_config_schema_validates_plan_thresholds():
