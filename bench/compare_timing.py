@@ -7,7 +7,8 @@ inserts and deletes), two seeds of the vector add, and two seeds of the large ke
 thousands of instructions, where the per-instruction table is longest). compare.py runs on each pair
 from both checkouts with this interpreter (--json and --markdown); stdout, stderr, exit code and both
 outputs are compared byte for byte, and the median of --repeat runs per checkout is printed
-(alternating checkouts; interpreter start and imports included). The real calibration pairs are
+(alternating checkouts; interpreter start and imports included), then the in-process cost of one
+`compare()` call with pandas already imported (the pipeline's case). The real calibration pairs are
 covered by bench/plan_identity.py.
 Usage: python bench/compare_timing.py --baseline-root OTHER_CHECKOUT [--repeat N] [--scale N]
 """
@@ -63,6 +64,27 @@ def run_compare(root: Path, pair: tuple[Path, Path], out: Path) -> dict[str, byt
     return result
 
 
+IN_PROCESS = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import pandas  # noqa: F401  (the Snakemake process has it loaded already)
+from kerneltrace.compare.document import compare
+before, after = (json.load(open(p)) for p in sys.argv[2:4])
+compare(before, after)
+start = time.perf_counter()
+for _ in range(int(sys.argv[4])):
+    compare(before, after)
+print((time.perf_counter() - start) / int(sys.argv[4]))
+"""
+
+
+def in_process(root: Path, pair: tuple[Path, Path], loops: int) -> float:
+    """Seconds per `compare()` call with pandas already imported (as in the Snakemake process)."""
+    proc = subprocess.run([sys.executable, "-c", IN_PROCESS, str(root), str(pair[0]), str(pair[1]), str(loops)],
+                          capture_output=True, text=True, cwd=root, check=True)
+    return float(proc.stdout.split()[-1])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--baseline-root", type=Path, required=True)
@@ -89,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
                     seconds[label].append(time.perf_counter() - start)
             b, h = statistics.median(seconds["base"]), statistics.median(seconds["head"])
             print(f"compare.py {name} median of {args.repeat}: base {b:.3f} s, head {h:.3f} s, "
+                  f"head/base {h / b:.2f}")
+            b, h = in_process(base_root, pair, 20), in_process(HEAD, pair, 20)
+            print(f"  compare() in-process, pandas loaded: base {b * 1e3:.2f} ms, head {h * 1e3:.2f} ms, "
                   f"head/base {h / b:.2f}")
         return 1 if differ else 0
     finally:
