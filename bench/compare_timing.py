@@ -18,16 +18,15 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HEAD = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HEAD))
 
+from bench.timing import alternating_medians, ratio_line  # noqa: E402
 from kerneltrace.document.hotspot_report import analyze_dispatch  # noqa: E402
 from kerneltrace.synth import spec as synth_spec  # noqa: E402
 from kerneltrace.synth.writers import write_dispatch_dir  # noqa: E402
@@ -103,18 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{compared} outputs compared ({len(pairs)} pairs), {len(differ)} differ"
               f"{': ' + ', '.join(differ) if differ else ''}")
         for name, pair in pairs.items():
-            seconds: dict[str, list[float]] = {"base": [], "head": []}
-            for _ in range(args.repeat):
-                for label, root in (("base", base_root), ("head", HEAD)):
-                    start = time.perf_counter()
-                    run_compare(root, pair, tmp / label)
-                    seconds[label].append(time.perf_counter() - start)
-            b, h = statistics.median(seconds["base"]), statistics.median(seconds["head"])
-            print(f"compare.py {name} median of {args.repeat}: base {b:.3f} s, head {h:.3f} s, "
-                  f"head/base {h / b:.2f}")
+            b, h = alternating_medians(lambda pair=pair: run_compare(base_root, pair, tmp / "base"),
+                                       lambda pair=pair: run_compare(HEAD, pair, tmp / "head"), args.repeat)
+            print(ratio_line(f"compare.py {name} median of {args.repeat}", b, h))
             b, h = in_process(base_root, pair, 20), in_process(HEAD, pair, 20)
-            print(f"  compare() in-process, pandas loaded: base {b * 1e3:.2f} ms, head {h * 1e3:.2f} ms, "
-                  f"head/base {h / b:.2f}")
+            print(ratio_line("  compare() in-process, pandas loaded", b, h, "ms", 1e3))
         return 1 if differ else 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -16,16 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HEAD = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HEAD))
 
+from bench.timing import alternating_medians, ratio_line  # noqa: E402
 from kerneltrace.document.hotspot_report import analyze_dispatch  # noqa: E402
 from kerneltrace.plan.summary import build_summary  # noqa: E402
 from kerneltrace.synth import spec as synth_spec  # noqa: E402
@@ -83,15 +82,6 @@ def run_index(root: Path, reports: Path, out: Path) -> dict[str, bytes]:
             "index.html": out.read_bytes() if out.exists() else b"<absent>"}
 
 
-def timed(root: Path, reports: Path, out: Path, repeat: int) -> float:
-    seconds = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run_index(root, reports, out)
-        seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--baseline-root", type=Path, required=True)
@@ -108,14 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(base)} outputs compared ({len(list(reports.glob('*/summary.json')))} runs), "
               f"{len(differ)} differ{': ' + ', '.join(differ) if differ else ''}")
         if args.time:
-            # alternate the checkouts so load changes fall on both
-            base_s, head_s = [], []
-            for _ in range(args.repeat):
-                base_s.append(timed(args.baseline_root.resolve(), reports, tmp / "base.html", 1))
-                head_s.append(timed(HEAD, reports, tmp / "head.html", 1))
-            b, h = statistics.median(base_s), statistics.median(head_s)
-            print(f"render_index.py median of {args.repeat}: base {b:.3f} s, head {h:.3f} s, "
-                  f"head/base {h / b:.2f}")
+            root = args.baseline_root.resolve()
+            b, h = alternating_medians(lambda: run_index(root, reports, tmp / "base.html"),
+                                       lambda: run_index(HEAD, reports, tmp / "head.html"), args.repeat)
+            print(ratio_line(f"render_index.py median of {args.repeat}", b, h))
         return 1 if differ else 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
