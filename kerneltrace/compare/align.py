@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kerneltrace.compare.values import num, program_order, relative
@@ -114,9 +113,18 @@ def compare_instructions(before, after, scale_before, scale_after, max_items):
         }
         pairs.append(entry)
 
-    def top(entries: Iterable[dict]) -> list[dict]:
-        ranked = sorted(entries, key=lambda e: -abs(e["delta_per_wave"]))
-        return ranked[:max_items] if max_items else ranked
+    import pandas as pd
+
+    # The pairs as a frame of their status and rank only: pandas filters and sorts (stable, so
+    # program order breaks ties), the entries themselves stay the Python dicts built above.
+    table = pd.DataFrame({"status": pd.Series([e["status"] for e in pairs], dtype=object),
+                          "rank": pd.Series([-abs(e["delta_per_wave"]) for e in pairs],
+                                            dtype="float64")})
+
+    def top(status: str) -> list[dict]:
+        ranked = table.loc[table["status"] == status, "rank"].sort_values(kind="mergesort")
+        positions = ranked.index[:max_items] if max_items else ranked.index
+        return [pairs[i] for i in positions]
 
     section = {
         "method": ALIGNMENT_METHOD,
@@ -126,8 +134,8 @@ def compare_instructions(before, after, scale_before, scale_after, max_items):
         "matched": alignment.matched,
         "deleted": alignment.deleted,
         "inserted": alignment.inserted,
-        "items": top(e for e in pairs if e["status"] == "matched"),
-        "deleted_items": top(e for e in pairs if e["status"] == "deleted"),
-        "inserted_items": top(e for e in pairs if e["status"] == "inserted"),
+        "items": top("matched"),
+        "deleted_items": top("deleted"),
+        "inserted_items": top("inserted"),
     }
     return alignment, section, pairs

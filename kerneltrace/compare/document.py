@@ -237,17 +237,24 @@ def _compare_types(before, after, scale_before, scale_after, total_before_pw, to
         return {row.get("type"): num(row.get("stall_cycles"))
                 for row in doc.get("stall_by_type") or [] if isinstance(row, Mapping)}
 
+    import pandas as pd
+
     stall_before, stall_after = stalls(before), stalls(after)
+    # rows in the type's name order, then ranked by pandas (stable sort: largest per-wave change
+    # first, ties stay in name order); each row's numbers come from `delta` on Python floats
+    types = sorted(set(stall_before) | set(stall_after), key=str)
     rows = []
-    for stall_type in sorted(set(stall_before) | set(stall_after), key=str):
+    for stall_type in types:
         row = delta(stall_before.get(stall_type, 0.0), stall_after.get(stall_type, 0.0),
                     scale_before, scale_after)
         row["type"] = stall_type
         row["share_before"] = row["before_per_wave"] / total_before_pw if total_before_pw else None
         row["share_after"] = row["after_per_wave"] / total_after_pw if total_after_pw else None
         rows.append(row)
-    rows.sort(key=lambda r: -abs(r["delta_per_wave"]))
-    return rows
+    if not rows:
+        return rows
+    rank = pd.Series([-abs(r["delta_per_wave"]) for r in rows])
+    return [rows[i] for i in rank.sort_values(kind="mergesort").index]
 
 
 def _compare_occupancy(before: Any, after: Any) -> dict:

@@ -26,6 +26,44 @@ def line_stalls(doc: Mapping[str, Any]) -> dict[str, float]:
     return result
 
 
+STATUS_OF_SIDE = {"both": "matched", "right_only": "new", "left_only": "vanished"}
+
+
+def line_items(stall_before: Mapping[str, float], stall_after: Mapping[str, float],
+               scale_before: float, scale_after: float) -> list[dict[str, Any]]:
+    """Per-location before/after rows, largest per-wave change first (ties by location).
+
+    pandas joins the two sides (outer merge, the indicator names matched / new / vanished) and
+    sorts (stable, with the location as tie key); the numbers of each row come from ``delta``
+    on the Python floats of the sums, so no value passes through pandas arithmetic.
+    """
+    import pandas as pd
+
+    def side(stalls: Mapping[str, float], column: str) -> pd.DataFrame:
+        return pd.DataFrame({"location": pd.Series(list(stalls), dtype=object),
+                             column: pd.Series(range(len(stalls)), dtype="int64")})
+
+    before_keys, after_keys = list(stall_before), list(stall_after)
+    joined = side(stall_before, "pos_before").merge(
+        side(stall_after, "pos_after"), on="location", how="outer", indicator="side", sort=False)
+    items = []
+    for location, pos_before, pos_after, which in joined[
+            ["location", "pos_before", "pos_after", "side"]].itertuples(index=False, name=None):
+        status = STATUS_OF_SIDE[str(which)]
+        before = stall_before[before_keys[int(pos_before)]] if status != "new" else 0.0
+        after = stall_after[after_keys[int(pos_after)]] if status != "vanished" else 0.0
+        row = delta(before, after, scale_before, scale_after)
+        row["location"] = location
+        row["status"] = status
+        items.append(row)
+    if not items:
+        return items
+    order = pd.DataFrame({"rank": [-abs(r["delta_per_wave"]) for r in items],
+                          "location": [r["location"] for r in items]})
+    ranked = order.sort_values(["rank", "location"], kind="mergesort").index
+    return [items[i] for i in ranked]
+
+
 def compare_lines(before, after, scale_before, scale_after, instr_pairs, alignment):
     if before.get("summary_level") or after.get("summary_level"):
         return {"status": "unavailable", "basis": None,
@@ -68,15 +106,7 @@ def compare_lines(before, after, scale_before, scale_after, instr_pairs, alignme
             if entry["index_after"] is not None:
                 stall_after[location] = stall_after.get(location, 0.0) + entry["stall_after"]
 
-    items = []
-    for location in set(stall_before) | set(stall_after):
-        in_before, in_after = location in stall_before, location in stall_after
-        row = delta(stall_before.get(location, 0.0), stall_after.get(location, 0.0),
-                    scale_before, scale_after)
-        row["location"] = location
-        row["status"] = "matched" if in_before and in_after else ("new" if in_after else "vanished")
-        items.append(row)
-    items.sort(key=lambda r: (-abs(r["delta_per_wave"]), r["location"]))
+    items = line_items(stall_before, stall_after, scale_before, scale_after)
     total_before = sum(stall_before.values())
     total_after = sum(stall_after.values())
     matched_before = sum(r["before"] for r in items if r["status"] == "matched")

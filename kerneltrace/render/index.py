@@ -66,18 +66,23 @@ def run_row(
     hotspot_docs: list[Mapping[str, Any]] | None = None,
 ) -> RunRow:
     """Build one index row from a run's summary (and regression, and kept hotspot) documents."""
-    by_dir = {str(doc.get("dispatch_dir")): doc for doc in hotspot_docs or [] if isinstance(doc, Mapping)}
+    summary_kernels = (summary or {}).get("kernels") or []
+    docs = [doc for doc in hotspot_docs or [] if isinstance(doc, Mapping)]
+    doc_of = iter(_hotspot_of_dispatch(
+        [[str(d.get("dispatch_dir")) for d in kernel.get("dispatches") or []] for kernel in summary_kernels],
+        [str(doc.get("dispatch_dir")) for doc in docs]))
     kernels = []
-    for kernel in (summary or {}).get("kernels") or []:
+    for kernel in summary_kernels:
         dispatches = kernel.get("dispatches") or []
         # one value per dispatch, never a sum: dispatches grouped under one name (unknown kernels,
         # truncated template names) need not be the same kernel, and stall is not time
-        stalls = [
-            {"label": _dispatch_label(d), "stall_cycles": (d.get("totals") or {}).get("stall_cycles"),
-             **launch_facts(d, by_dir.get(str(d.get("dispatch_dir")))),
-             "launch": _launch_text(d.get("launch"))}
-            for d in dispatches
-        ]
+        stalls = []
+        for d in dispatches:
+            position = next(doc_of)
+            stalls.append(
+                {"label": _dispatch_label(d), "stall_cycles": (d.get("totals") or {}).get("stall_cycles"),
+                 **launch_facts(d, docs[position] if position is not None else None),
+                 "launch": _launch_text(d.get("launch"))})
         findings = [f for d in dispatches for f in d.get("findings") or []]
         top = findings[0].get("title") if findings and isinstance(findings[0], Mapping) else None
         kernels.append(
@@ -97,6 +102,26 @@ def run_row(
         regression=(regression or {}).get("verdict"),
         regression_md=f"{name}/regression.md" if regression else None,
     )
+
+
+def _hotspot_of_dispatch(dispatch_dirs: list[list[str]], doc_dirs: list[str]) -> list[int | None]:
+    """For every dispatch (kernel by kernel, in order) the position of its kept hotspot document
+    (the last one of that dispatch dir), None when none was kept.
+
+    A left join of the dispatch table on the documents' table (pandas merge, which keeps the left
+    order); pandas is imported only when there is something to join.
+    """
+    flat = [directory for dirs in dispatch_dirs for directory in dirs]
+    if not flat or not doc_dirs:
+        return [None] * len(flat)
+    import pandas as pd
+
+    dispatches = pd.DataFrame({"dispatch_dir": pd.Series(flat, dtype=object)})
+    kept = pd.DataFrame({"dispatch_dir": pd.Series(doc_dirs, dtype=object),
+                         "doc": pd.Series(range(len(doc_dirs)), dtype="int64")})
+    kept = kept.drop_duplicates("dispatch_dir", keep="last")
+    joined = dispatches.merge(kept, on="dispatch_dir", how="left", sort=False, validate="many_to_one")
+    return [None if pd.isna(position) else int(position) for position in joined["doc"]]
 
 
 def _dispatch_label(entry: Mapping[str, Any]) -> str:
