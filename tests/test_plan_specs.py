@@ -194,6 +194,9 @@ ALLOWED = {  # non-judgement numbers, each with its reason
     ("kerneltrace/analysis/waves/peers.py", 0.9),  # the p90 percentile the document reports
     ("kerneltrace/compare/values.py", 1e30),  # MAX_MAGNITUDE: a bound on plausible values
     ("kerneltrace/compare/gate.py", 100.0),  # "5%" → 0.05: a percentage conversion
+    # the table's structure.dominant_line_share, written on the text CLI's start-up path (no
+    # dataclasses there); test_structure_thresholds_are_refused_by_the_plan checks they agree
+    ("kerneltrace/analysis/hotspots.py", 0.5),
 }
 
 
@@ -235,6 +238,9 @@ def test_structure_thresholds_are_refused_by_the_plan():
     from kerneltrace.thresholds import DEFAULT_COMPARE
     assert MIN_ITERATIONS == DEFAULT_STRUCTURE.min_iterations
     assert MIN_CHAIN == DEFAULT_STRUCTURE.min_chain
+    from kerneltrace.analysis.hotspots import DOMINANT_LINE_SHARE, KERNEL_ENTRY_MIN_TYPES
+    assert DOMINANT_LINE_SHARE == DEFAULT_STRUCTURE.dominant_line_share
+    assert KERNEL_ENTRY_MIN_TYPES == DEFAULT_STRUCTURE.kernel_entry_min_types
     assert NOISE_FLOOR == DEFAULT_COMPARE.noise_floor == DEFAULT_THRESHOLDS.time_noise
 
 
