@@ -1,7 +1,7 @@
 """A model of trace_processor's core tables in SQLite, built from a decoded timeline (tests only).
 
-trace_processor is SQLite underneath; its `slice`, `thread_track`, `thread`, `process`, `flow`
-and `args` tables and its `extract_arg` function are modelled with the columns the SQL recipes of
+trace_processor is SQLite underneath; its `slice`, `thread_track`, `thread`, `process` and
+`flow` tables and its `extract_arg` function (over the arg sets) are modelled with the columns the SQL recipes of
 docs/timeline.md use, so the recipes run here when no trace_processor_shell binary is available.
 Proto arguments are under `debug.`, JSON ones under `args.`, as trace_processor names them.
 """
@@ -17,8 +17,6 @@ CREATE TABLE thread_track (id INTEGER PRIMARY KEY, utid INTEGER, name TEXT);
 CREATE TABLE slice (id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, track_id INTEGER,
                     name TEXT, depth INTEGER, parent_id INTEGER, arg_set_id INTEGER);
 CREATE TABLE flow (id INTEGER PRIMARY KEY, slice_out INTEGER, slice_in INTEGER);
-CREATE TABLE args (arg_set_id INTEGER, key TEXT, int_value INTEGER, string_value TEXT,
-                   real_value REAL);
 """
 
 
@@ -40,23 +38,16 @@ def connect(decoded, arg_prefix: str = "debug.") -> sqlite3.Connection:
             db.execute("INSERT INTO thread_track VALUES (?, ?, ?)", (utids[key], utids[key],
                                                                     track["name"]))
     args: dict[tuple[int, str], object] = {}
-    ids = {}
+    every = [*decoded.slices, *decoded.instants]
+    ids = {id(s): number for number, s in enumerate(every, start=1)}
     rows = []
-    for number, s in enumerate([*decoded.slices, *decoded.instants], start=1):
-        ids[id(s)] = number
-    for s in [*decoded.slices, *decoded.instants]:
+    for s in every:
         number = ids[id(s)]
         parent = ids.get(id(s.parent)) if s.parent is not None else None
         rows.append((number, s.ts, s.end - s.ts, utids.get(s.track), s.name, s.depth, parent,
                      number))
         for name, value in s.args.items():
-            key = arg_prefix + name
-            args[(number, key)] = value
-            is_int = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-            db.execute("INSERT INTO args VALUES (?, ?, ?, ?, ?)",
-                       (number, key, int(value) if is_int and not isinstance(value, str) else None,
-                        value if isinstance(value, str) else None,
-                        float(value) if isinstance(value, float) else None))
+            args[(number, arg_prefix + name)] = value
     db.executemany("INSERT INTO slice VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     starts, ends = {}, {}
     for s in decoded.slices:
