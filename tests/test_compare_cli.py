@@ -139,3 +139,18 @@ def test_index_html_escapes_and_links(tmp_path):
     assert "gemm&lt;float, 4&gt;(A&amp;, B*)" in html
     assert "gemm<float" not in html
     assert "<script" not in html and "http" not in html  # self-contained, nothing fetched
+
+
+def test_compare_thresholds_flag_is_recorded_and_checked(tmp_path):
+    doc = write(tmp_path / "a.json", make_doc(BASE_ROWS))
+    proc = run(doc, doc, "--json", "-", "--thresholds", '{"compare": {"matched_line_share": 0.9}}')
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["compare_thresholds"]["matched_line_share"] == 0.9
+    assert result["thresholds"]["time_noise"] == 0.07  # the gate's, from --fail-on
+    for bad, fragment in (('{"gate": {"total_stall": 0.1}}', "--fail-on"),
+                          ('{"compare": {"noise_floor": 0.1}}', "unknown threshold(s)"),
+                          ('{"compare": {"work_ratio": "big"}}', "must be a number")):
+        proc = run(doc, doc, "--thresholds", bad)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1 and fragment in lines[0], proc.stderr
