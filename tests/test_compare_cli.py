@@ -154,3 +154,25 @@ def test_compare_thresholds_flag_is_recorded_and_checked(tmp_path):
         proc = run(doc, doc, "--thresholds", bad)
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and len(lines) == 1 and fragment in lines[0], proc.stderr
+
+
+def test_regression_report_and_gate_record_the_thresholds_in_use(tmp_path):
+    """The pipeline's regression_report (config regression_thresholds → --thresholds, config
+    plan.thresholds.compare → --compare-thresholds) and regression_gate write them down."""
+    baseline = make_workdir(tmp_path / "old", "demo", make_doc(BASE_ROWS), keep_hotspots=True)
+    current = make_workdir(tmp_path / "new", "demo", make_doc(BASE_ROWS), keep_hotspots=True)
+    report, gate = tmp_path / "regression.json", tmp_path / "gate.json"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "regression_report.py"), "--baseline", str(baseline),
+         "--run", "demo", "--thresholds=total_stall=5%", "--compare-thresholds",
+         '{"compare": {"work_ratio": 3}}', "--json", str(report), "--markdown", str(tmp_path / "r.md"),
+         str(current / "demo" / "hotspots" / "d0.json")], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(report.read_text())
+    assert result["thresholds"]["total_stall"] == 0.05 and result["compare_thresholds"]["work_ratio"] == 3.0
+    assert result["kernels"][0]["comparison"]["work_per_wave"]["threshold"] == 3.0
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "regression_gate.py"), str(report),
+                           str(gate), "--record"], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    outcome = json.loads(gate.read_text())
+    assert outcome["thresholds"] == {"gate": result["thresholds"], "compare": result["compare_thresholds"]}
