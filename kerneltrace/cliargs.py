@@ -1,4 +1,4 @@
-"""argparse value types for numbers: finite and in range, else one InputError line (never NaN/inf)."""
+"""argparse value types: numbers finite and in range (never NaN/inf), JSON objects; else one InputError line."""
 
 from __future__ import annotations
 
@@ -34,4 +34,24 @@ def number(option: str, *, minimum: float | None = None, maximum: float | None =
         return value
 
     parse.__name__ = "integer" if integer else "number"
+    return parse
+
+
+def json_object(option: str, example: str) -> Callable[[str], dict]:
+    """A ``type=`` for ``option``: a JSON object (e.g. thresholds overrides, `example` in the fix)."""
+
+    def parse(text: str) -> dict:
+        import json  # off the start-up path of CLIs that are not given the option
+
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{option} is not JSON ({err.msg})", "command line",
+                             f"give e.g. '{example}'") from None
+        if not isinstance(value, dict):
+            raise InputError(f"{option} must be a JSON object", "command line",
+                             f"give e.g. '{example}'")
+        return value
+
+    parse.__name__ = "JSON object"
     return parse

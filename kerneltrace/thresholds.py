@@ -184,12 +184,12 @@ class LaunchBoundThresholds:
 @dataclass(frozen=True)
 class StructureThresholds:
     """Structure detection in the hotspot stage (kerneltrace/analysis: loops, barriers, chains,
-    stragglers, source lines). Applied when the hotspot document is built: the plan lists them
-    with the values used but `plan.thresholds.structure` cannot change them (Table.override
-    refuses it; the hotspot document already holds what they decided)."""
+    stragglers, source lines). Applied when the hotspot document is built: `plan.thresholds.
+    structure` reaches `hotspot_analyzer.py --thresholds` (the hotspots rule), the document
+    records the values used (`thresholds.structure`) and the plan lists those; the plan's own
+    override refuses them (its documents already hold what they decided)."""
 
     CONCERN = "structure"
-    HOTSPOT_STAGE = True
     min_iterations: float = heuristic(1.5, "header runs per entry, on average, from which a loop "
                                       "iterates (analysis/control_flow.py; plan/divisible.py)")
     child_share: float = heuristic(0.6, "share of the hot loop's time its costliest child loop "
@@ -227,13 +227,12 @@ COMPARE_NOISE_SOURCE = ("tests/test_compare_time_shared.py: the two shared flash
 
 @dataclass(frozen=True)
 class CompareThresholds:
-    """The compare's time estimate and its work checks (kerneltrace/compare: estimate.py,
-    work.py, lines.py). Not a plan concern: `kerneltrace compare` applies them."""
+    """The compare's work checks (kerneltrace/compare: estimate.py, work.py, lines.py). Not a
+    plan concern: `compare.py --thresholds` and the regression report (config
+    `plan.thresholds.compare`) apply them; the compare document records them
+    (`compare_thresholds`) and summary.json lists them. The time band is `gate.time_noise`."""
 
     CONCERN = "compare"
-    noise_floor: float = calibrated(0.07, "half-width of the estimated time change's band, as a "
-                                    "fraction of kernel time (noise of repeated captures)",
-                                    COMPARE_NOISE_SOURCE)
     same_work: float = heuristic(0.02, "relative difference in iterations per loop wave beyond "
                                  "which the two traces sampled different amounts of work")
     work_ratio: float = heuristic(1.5, "factor by which hits per traced wave may differ either "
@@ -257,8 +256,9 @@ class GateThresholds:
     CONCERN = "gate"
     time_change: float = heuristic(0.0, "|estimated time change| needed beyond the band "
                                    "(0 = the band alone decides)")
-    time_noise: float = calibrated(CompareThresholds.noise_floor, "half-width of the band "
-                                   "(compare.noise_floor)", COMPARE_NOISE_SOURCE)
+    time_noise: float = calibrated(0.07, "half-width of the estimated time change's band, as a "
+                                   "fraction of kernel time (noise of repeated captures)",
+                                   COMPARE_NOISE_SOURCE)
     total_stall: float | None = heuristic(0.10, "per-wave total stall cycles, relative change")
     line_stall: float | None = heuristic(0.25, "per-wave stall of one matched source line, "
                                          "relative change")
@@ -287,6 +287,7 @@ DEFAULT_L2 = L2Thresholds()
 DEFAULT_LAUNCH_BOUND = LaunchBoundThresholds()
 DEFAULT_STRUCTURE = StructureThresholds()
 DEFAULT_COMPARE = CompareThresholds()
+DEFAULT_GATE = GateThresholds()
 # concerns outside the plan's table: listed in docs/thresholds.md, applied by `kerneltrace compare`
 COMPARE_CONCERNS: dict[str, type] = {kind.CONCERN: kind for kind in (CompareThresholds, GateThresholds)}
 
@@ -303,8 +304,7 @@ def describe(concern: str, instance: Any) -> list[dict]:
     return out
 
 
-def _coerce(concern: str, name: str, current: Any, value: Any) -> Any:
-    where = f"plan.thresholds.{concern}.{name}"
+def _coerce(where: str, current: Any, value: Any) -> Any:
     if isinstance(current, tuple):
         if (not isinstance(value, list | tuple) or len(value) != len(current)
                 or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)):
@@ -320,6 +320,21 @@ def _coerce(concern: str, name: str, current: Any, value: Any) -> Any:
                              "give an integer")
         return int(value)
     return float(value)
+
+
+# Where the concerns the plan lists but does not apply are given instead (Table.override's fix).
+ELSEWHERE = {
+    "structure": "they apply when the hotspot documents are built: give them to "
+                 "hotspot_analyzer.py --thresholds (the pipeline passes config "
+                 "plan.thresholds.structure to the hotspots rule)",
+    "gate": "give them to compare.py --fail-on (the pipeline: config regression_thresholds)",
+}
+
+
+def values_of(instance: Any) -> dict[str, Any]:
+    """{field: value} of a concern instance as JSON has it (ranges as lists): what a document records."""
+    return {f.name: list(v) if isinstance(v := getattr(instance, f.name), tuple) else v
+            for f in fields(instance)}
 
 
 @dataclass(frozen=True)
@@ -339,40 +354,49 @@ class Table:
                 return instance
         return kind()
 
-    def override(self, overrides: Mapping[str, Mapping[str, Any]] | None) -> Table:
-        """The table with `plan.thresholds:` applied; unknown concern/field → InputError."""
+    def override(self, overrides: Mapping[str, Mapping[str, Any]] | None, *,
+                 where: str = "plan.thresholds", accept: Iterable[str] = ()) -> Table:
+        """The table with `overrides` ({concern: {field: value}}, e.g. the config's
+        `plan.thresholds:`) applied. A concern of ELSEWHERE is refused with where it goes
+        unless the caller applies it (`accept`); unknown concern/field → InputError."""
         if not overrides:
             return self
         if not isinstance(overrides, Mapping):
-            raise InputError("plan.thresholds must be a mapping of concern → {field: value}",
+            raise InputError(f"{where} must be a mapping of concern → {{field: value}}",
                              "config", f"concerns: {', '.join(self.concerns)}")
         concerns = dict(self.concerns)
+        refused = set(ELSEWHERE) - set(accept)
         for concern, values in overrides.items():
+            if concern in refused:
+                raise InputError(f"{where}.{concern} cannot be overridden here", where,
+                                 ELSEWHERE[concern])
             if concern not in concerns:
-                raise InputError(f"unknown thresholds concern {concern!r}", "plan.thresholds",
-                                 f"use one of {', '.join(sorted(concerns))}")
+                known = sorted(set(concerns) - refused)
+                raise InputError(f"unknown thresholds concern {concern!r}", where,
+                                 f"use one of {', '.join(known)}")
             instance = concerns[concern]
-            if getattr(instance, "HOTSPOT_STAGE", False):
-                raise InputError(f"plan.thresholds.{concern} cannot be overridden in the plan: "
-                                 "these thresholds apply at the hotspot stage, when the hotspot "
-                                 "document is built", "config",
-                                 f"remove plan.thresholds.{concern} (docs/thresholds.md)")
             names = {f.name for f in fields(instance)}
             if not isinstance(values, Mapping):
-                raise InputError(f"plan.thresholds.{concern} must be a mapping", "config",
+                raise InputError(f"{where}.{concern} must be a mapping", "config",
                                  f"fields: {', '.join(sorted(names))}")
             unknown = sorted(set(values) - names)
             if unknown:
-                raise InputError(f"unknown threshold(s) plan.thresholds.{concern}."
-                                 f"{', '.join(unknown)}", "config",
-                                 f"fields of {concern}: {', '.join(sorted(names))}")
+                raise InputError(f"unknown threshold(s) {where}.{concern}.{', '.join(unknown)}",
+                                 "config", f"fields of {concern}: {', '.join(sorted(names))}")
             concerns[concern] = replace(instance, **{
-                name: _coerce(concern, name, getattr(instance, name), value)
+                name: _coerce(f"{where}.{concern}.{name}", getattr(instance, name), value)
                 for name, value in values.items()})
         return Table(concerns)
 
     def describe(self) -> list[dict]:
         return [row for name, instance in self.concerns.items() for row in describe(name, instance)]
+
+
+def one_concern(kind: type, overrides: Mapping[str, Any] | None, where: str) -> Any:
+    """The instance of concern `kind` with `overrides` ({concern: {field: value}}: a stage's
+    own `--thresholds`, or what a document recorded) applied; any other concern is refused."""
+    table = Table.defaults({kind.CONCERN: kind})
+    return table.override(overrides, where=where, accept=(kind.CONCERN,)).of(kind)
 
 
 def concern_fields(kinds: Iterable[type]) -> list[dataclasses.Field]:

@@ -9,12 +9,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import argparse
 
 from kerneltrace.atomic import refuse_input_overwrite, write_json, write_text
-from kerneltrace.cliargs import number
+from kerneltrace.cliargs import json_object, number
 from kerneltrace.compare.gate import DEFAULT_THRESHOLDS, parse_thresholds
 from kerneltrace.compare.inputs import analyzer, compare_sides, load_side
 from kerneltrace.errors import run_cli
+from kerneltrace.thresholds import CompareThresholds, one_concern
 
 EXIT_REGRESSED = 1  # 0 = not regressed (improved, neutral or not-comparable), 2 = bad input
+COMPARE_EXAMPLE = '{"compare": {"work_ratio": 2}}'
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,6 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="thresholds, e.g. 'time_noise=5%%' or 'total_stall=5%%,line_stall=20%%' (defaults: "
                              + ", ".join(f"{k}={v}" for k, v in DEFAULT_THRESHOLDS.as_dict().items())
                              + "); 'off' disables a check")
+    parser.add_argument("--thresholds", metavar="JSON", type=json_object("--thresholds", COMPARE_EXAMPLE),
+                        help="the compare's work-check thresholds, e.g. '" + COMPARE_EXAMPLE + "' (the "
+                             "config's plan.thresholds.compare; names in docs/thresholds.md); the "
+                             "document records the values used (compare_thresholds)")
     parser.add_argument("--run", help="with reports/ folders: compare only this run")
     parser.add_argument("--arch", help="gfx target of dispatch dirs analysed here, e.g. gfx950 "
                                        "(when their agent_info CSV is missing: occupancy and "
@@ -52,11 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     thresholds = parse_thresholds(args.fail_on)
+    limits = one_concern(CompareThresholds, args.thresholds, "--thresholds")
     refuse_input_overwrite((args.json, args.markdown), (args.before, args.after))
     analyze = analyzer(args.arch)
     before = load_side(args.before, run=args.run, analyze=analyze)
     after = load_side(args.after, run=args.run, analyze=analyze)
-    result = compare_sides(before, after, thresholds, max_items=args.max_items)
+    result = compare_sides(before, after, thresholds, max_items=args.max_items, limits=limits)
     if args.json:
         write_json(args.json, result)
     if args.markdown:

@@ -14,9 +14,11 @@ import argparse
 import traceback
 
 from kerneltrace import atomic
-from kerneltrace.cliargs import number
+from kerneltrace.cliargs import json_object, number
 from kerneltrace.errors import InputError, run_cli
 from kerneltrace.safetext import one_line
+
+STRUCTURE_EXAMPLE = '{"structure": {"min_chain": 4}}'
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,6 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "capture is stated in capture_warnings")
     parser.add_argument("--waves", action="store_true", help="add the wave-level analysis (schema kerneltrace.hotspots/2)")
     parser.add_argument("--keep", metavar="PATH", help="also write the JSON to PATH (the copy kept under reports/)")
+    parser.add_argument("--thresholds", metavar="JSON", type=json_object("--thresholds", STRUCTURE_EXAMPLE),
+                        help="structure-detection thresholds, e.g. '" + STRUCTURE_EXAMPLE + "' (the config's "
+                             "plan.thresholds.structure; names and defaults in docs/thresholds.md); the JSON "
+                             "document records the values used")
     parser.add_argument("--drop-on-error", action="store_true",
                         help="a dispatch that cannot be analysed is a kerneltrace.dropped/1 record (JSON and "
                              "text say why; exit 0) instead of an error (the pipeline: one bad capture "
@@ -83,6 +89,11 @@ def _analyse(args: argparse.Namespace, staged: list | None = None) -> int:
     from kerneltrace.document.hotspot_report import run_analysis
 
     outputs = (args.json, args.text)
+    structure = None
+    if args.thresholds is not None:  # the thresholds table (dataclasses) only when asked: start-up
+        from kerneltrace.thresholds import StructureThresholds, one_concern
+
+        structure = one_concern(StructureThresholds, args.thresholds, "--thresholds")
     result = run_analysis(
         args.dispatch_dir,
         arch=args.arch,
@@ -92,6 +103,7 @@ def _analyse(args: argparse.Namespace, staged: list | None = None) -> int:
         waves=args.waves,
         capture_report=args.capture_report,
         text_only=not args.json,
+        structure=structure,
     )
     document = result.document
     refuse_input_overwrite(outputs, [document.get("metadata", {}).get("agent_info_csv")])
@@ -123,7 +135,8 @@ def _analyse(args: argparse.Namespace, staged: list | None = None) -> int:
 
 
 def snakemake_argv(smk) -> list[str]:
-    """The command line of the hotspots rule (params.extra: --waves, --arch from the manifest/config)."""
+    """The command line of the hotspots rule (params.extra: --waves, --arch from the manifest/config,
+    --thresholds from the config's plan.thresholds.structure)."""
     return [smk.params.dispatch_dir, "--topk", smk.params.topk, *smk.params.extra,
             "--json", smk.output.json, "--text", smk.output.text, "--keep", smk.output.kept]
 

@@ -34,7 +34,10 @@ def main(argv: list[str] | None = None) -> int:
     refuse_input_overwrite((args.outcome,), (args.report,))
     result = read_json(args.report)
     passed, block = gate_outcome(result, allow_missing=args.allow_missing)
-    write_json(args.outcome, {"run": result.get("run"), "passed": passed, "block": block})
+    # the thresholds the report judged by (the gate's and the compare's work checks)
+    write_json(args.outcome, {"run": result.get("run"), "passed": passed, "block": block,
+                              "thresholds": {"gate": result.get("thresholds"),
+                                             "compare": result.get("compare_thresholds")}})
     if args.record:
         return 0
     print(block, file=sys.stdout if passed else sys.stderr)

@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kerneltrace import atomic
+from kerneltrace.cliargs import json_object
 from kerneltrace.errors import run_cli
 
 
@@ -39,8 +40,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="wave timelines (timeline/<id>.pftrace) to link: each goes with the "
                              "hotspot JSON of the same file stem")
     parser.add_argument("--thresholds", metavar="JSON", default=None,
-                        help='plan thresholds overrides, e.g. \'{"verdict": {"tail_share": 0.5}}\' '
-                             "(the config's plan.thresholds; names in docs/thresholds.md)")
+                        type=json_object("--thresholds", '{"verdict": {"tail_share": 0.5}}'),
+                        help='thresholds overrides, e.g. \'{"verdict": {"tail_share": 0.5}}\' '
+                             "(the config's plan.thresholds but `structure`, which the hotspot "
+                             "documents record; `compare` and `gate`, the config's "
+                             "regression_thresholds, are listed in summary.json; names in "
+                             "docs/thresholds.md)")
     parser.add_argument("--kept", nargs="*", type=Path, default=None,
                         help="the hotspot/L2 copies kept in OUT_DIR/hotspots and OUT_DIR/l2; other "
                              "JSON files there (dispatches no longer in the run) are removed")
@@ -50,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     from kerneltrace.render.plan import plan_outputs
 
     out = args.out_dir
-    thresholds = _thresholds(args.thresholds)
+    thresholds = args.thresholds
     inputs = args.hotspots + args.l2 + [p for p in (args.discovery, args.manifest) if p]
     discovery = _discovery(args.discovery)
     hotspot_docs, l2_docs, dropped, hotspot_paths = load_plan_documents(
@@ -107,25 +112,6 @@ def _dispatches_md(manifest: Path | None, dropped: list[dict], searched: str) ->
     rows = [row for row in (read_manifest(manifest) if manifest else []) if row["dispatch_dir"] not in failed]
     notes = [f"dropped {item['dispatch_dir']} ({item['stage']}): {item['reason']}" for item in dropped]
     return notes_markdown(rows, notes, searched or "this run")
-
-
-def _thresholds(text: str | None) -> dict | None:
-    """The --thresholds JSON object (a bad one is an InputError, exit 2)."""
-    if not text:
-        return None
-    import json
-
-    from kerneltrace.errors import InputError
-
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"--thresholds is not JSON ({err.msg})", "command line",
-                         'give e.g. \'{"verdict": {"tail_share": 0.5}}\'') from None
-    if not isinstance(value, dict):
-        raise InputError("--thresholds must be a JSON object", "command line",
-                         'give e.g. \'{"verdict": {"tail_share": 0.5}}\'')
-    return value
 
 
 def snakemake_argv(smk) -> list[str]:

@@ -139,3 +139,40 @@ def test_index_html_escapes_and_links(tmp_path):
     assert "gemm&lt;float, 4&gt;(A&amp;, B*)" in html
     assert "gemm<float" not in html
     assert "<script" not in html and "http" not in html  # self-contained, nothing fetched
+
+
+def test_compare_thresholds_flag_is_recorded_and_checked(tmp_path):
+    doc = write(tmp_path / "a.json", make_doc(BASE_ROWS))
+    proc = run(doc, doc, "--json", "-", "--thresholds", '{"compare": {"matched_line_share": 0.9}}')
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["compare_thresholds"]["matched_line_share"] == 0.9
+    assert result["thresholds"]["time_noise"] == 0.07  # the gate's, from --fail-on
+    for bad, fragment in (('{"gate": {"total_stall": 0.1}}', "--fail-on"),
+                          ('{"compare": {"noise_floor": 0.1}}', "unknown threshold(s)"),
+                          ('{"compare": {"work_ratio": "big"}}', "must be a number")):
+        proc = run(doc, doc, "--thresholds", bad)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1 and fragment in lines[0], proc.stderr
+
+
+def test_regression_report_and_gate_record_the_thresholds_in_use(tmp_path):
+    """The pipeline's regression_report (config regression_thresholds → --thresholds, config
+    plan.thresholds.compare → --compare-thresholds) and regression_gate write them down."""
+    baseline = make_workdir(tmp_path / "old", "demo", make_doc(BASE_ROWS), keep_hotspots=True)
+    current = make_workdir(tmp_path / "new", "demo", make_doc(BASE_ROWS), keep_hotspots=True)
+    report, gate = tmp_path / "regression.json", tmp_path / "gate.json"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "regression_report.py"), "--baseline", str(baseline),
+         "--run", "demo", "--thresholds=total_stall=5%", "--compare-thresholds",
+         '{"compare": {"work_ratio": 3}}', "--json", str(report), "--markdown", str(tmp_path / "r.md"),
+         str(current / "demo" / "hotspots" / "d0.json")], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(report.read_text())
+    assert result["thresholds"]["total_stall"] == 0.05 and result["compare_thresholds"]["work_ratio"] == 3.0
+    assert result["kernels"][0]["comparison"]["work_per_wave"]["threshold"] == 3.0
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "regression_gate.py"), str(report),
+                           str(gate), "--record"], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    outcome = json.loads(gate.read_text())
+    assert outcome["thresholds"] == {"gate": result["thresholds"], "compare": result["compare_thresholds"]}

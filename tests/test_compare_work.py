@@ -70,3 +70,19 @@ def test_persistent_gemm_pair_is_estimated_from_the_launch(captures):
     assert result["verdict"] == "improved"
     launch = estimate["launch"]
     assert launch["before"]["workgroups"] == 1024 and launch["after"]["workgroups"] == 80
+
+
+def test_the_work_ratio_in_use_decides_and_is_recorded(tmp_path):
+    """compare.work_ratio (compare.py --thresholds, config plan.thresholds.compare): raised above
+    the pair's ratio, the waves count as doing the same work; the document records it."""
+    from kerneltrace.thresholds import CompareThresholds
+
+    before = analyze_dispatch(write_dispatch_dir(tmp_path / "b", demo_gemm(iterations=4)), waves=True)
+    after = analyze_dispatch(write_dispatch_dir(tmp_path / "a", demo_gemm(iterations=28)), waves=True)
+    plain = compare(before, after)
+    assert plain["compare_thresholds"] == {"same_work": 0.02, "work_ratio": 1.5, "matched_line_share": 0.5}
+    ratio = plain["work_per_wave"]["ratio"]
+    loose = compare(before, after, limits=CompareThresholds(work_ratio=ratio + 1))
+    assert plain["work_per_wave"]["comparable_per_wave"] is False
+    assert loose["work_per_wave"]["comparable_per_wave"] is True
+    assert loose["work_per_wave"]["threshold"] == loose["compare_thresholds"]["work_ratio"] == ratio + 1

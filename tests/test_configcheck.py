@@ -33,3 +33,14 @@ def test_a_damaged_cache_only_means_validating_again(tmp_path):
     config = {"dir": "/data", "top_kernels": 3}
     assert configcheck.validate_config(config, SCHEMA, cache) is None and config["top_kernels"] == 3
     assert json.loads(cache.read_text())["config"] == config
+
+
+def test_each_stage_gets_its_part_of_the_thresholds():
+    config = {"plan": {"thresholds": {"structure": {"min_chain": 4}, "compare": {"work_ratio": 2},
+                                      "verdict": {"tail_share": 0.5}, "waves": {}}},
+              "regression_thresholds": {"total_stall": "5%"}}
+    assert configcheck.stage_thresholds(config, "hotspots") == {"structure": {"min_chain": 4}}
+    assert configcheck.stage_thresholds(config, "compare") == {"compare": {"work_ratio": 2}}
+    assert configcheck.stage_thresholds(config, "plan") == {
+        "compare": {"work_ratio": 2}, "verdict": {"tail_share": 0.5}, "gate": {"total_stall": "5%"}}
+    assert configcheck.stage_thresholds({}, "hotspots") == {} == configcheck.stage_thresholds({}, "plan")

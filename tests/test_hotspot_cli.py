@@ -275,3 +275,34 @@ def test_the_hotspot_cli_start_up_path_imports_no_pandas(tmp_path):
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert run.stdout.strip().splitlines()[-1] == "False"
     assert (tmp_path / "h.json").is_file()
+
+
+def test_structure_thresholds_are_applied_and_recorded(tmp_path, capsys):
+    """--thresholds (the config's plan.thresholds.structure) changes what the hotspot stage
+    detects, on the JSON and the text path, and the document records the values used."""
+    from kerneltrace.thresholds import DEFAULT_STRUCTURE, values_of
+
+    directory = make_dispatch_dir(tmp_path)
+    plain, changed = tmp_path / "plain.json", tmp_path / "changed.json"
+    assert run([directory, "--json", plain], capsys)[0] == 0
+    doc = json.loads(plain.read_text())
+    assert doc["thresholds"] == {"structure": values_of(DEFAULT_STRUCTURE)}
+    assert [line["artifact"] for line in doc["source_lines"]].count("kernel-entry") == 1
+    assert any(w.startswith("one line,") for w in doc["warnings"])  # one line holds > 50 %
+    override = json.dumps({"structure": {"dominant_line_share": 1, "kernel_entry_min_types": 99}})
+    assert run([directory, "--json", changed, "--thresholds", override], capsys)[0] == 0
+    doc = json.loads(changed.read_text())
+    assert doc["thresholds"]["structure"] == {**values_of(DEFAULT_STRUCTURE),
+                                              "dominant_line_share": 1.0, "kernel_entry_min_types": 99}
+    assert "kernel-entry" not in [line["artifact"] for line in doc["source_lines"]]
+    assert not any(w.startswith("one line,") for w in doc["warnings"])
+    code, out, _ = run([directory], capsys)
+    assert code == 0 and "one line," in out and "kernel-entry" in out
+    code, out, _ = run([directory, "--thresholds", override], capsys)
+    assert code == 0 and "one line," not in out and "kernel-entry" not in out
+    for bad, fragment in (('{"verdict": {"tail_share": 0.5}}', "unknown thresholds concern 'verdict'"),
+                          ('{"structure": {"min_chain": 2.5}}', "must be a whole number"),
+                          ('{"structure": {"nope": 1}}', "unknown threshold(s)"),
+                          ("[1]", "must be a JSON object"), ("{nope", "is not JSON")):
+        code, out, err = run([directory, "--thresholds", bad], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1 and fragment in err, (bad, err)

@@ -216,3 +216,39 @@ def test_cmd_mode_cached_captures_rerun_exactly_the_changed_dispatches(tmp_path)
     log = run_ok(work, env, *config)
     assert new.name not in summary_dirs(work, "c") and "plan" in rules(log)
     assert executed(run_ok(work, env, *config)) == []
+
+
+def test_threshold_overrides_rerun_the_stage_that_applies_them(tmp_path):
+    """plan.thresholds.structure re-runs the hotspots (their documents and summary.json record the
+    value); the plan's own concerns and the gate's re-run the plan only; unchanged, nothing."""
+    capture = tmp_path / "capture"
+    synth.write_att_run(capture, [vec_add(), synth.demo_gemm()], output_file="att", calls=1)
+    env = double_env(tmp_path)
+    workdir = tmp_path / "work"
+
+    def run(config: str = "{}") -> str:
+        path = tmp_path / "thresholds.yaml"  # a file: --config leaves nested numbers as text
+        path.write_text(config)
+        done = snakemake(workdir, env, "--configfile", str(path), "--config", f"dir={capture}", "run=th")
+        assert done.returncode == 0, done.stderr[-4000:]
+        return done.stderr
+
+    def used() -> dict:
+        summary = json.loads((workdir / "reports" / "th" / "summary.json").read_text())
+        return {(r["concern"], r["name"]): r["value"] for r in summary["thresholds"]}
+
+    dispatches = hotspot_jobs(run())
+    assert len(dispatches) == 2 and used()[("structure", "min_chain")] == 3
+    structure = "plan: {thresholds: {structure: {min_chain: 5}}}\n"
+    log = run(structure)
+    assert hotspot_jobs(log) == dispatches and "plan" in rules(log)
+    kept = sorted((workdir / "reports" / "th" / "hotspots").glob("*.json"))
+    assert [json.loads(p.read_text())["thresholds"]["structure"]["min_chain"] for p in kept] == [5, 5]
+    assert used()[("structure", "min_chain")] == 5
+    assert executed(run(structure)) == []
+    log = run("plan: {thresholds: {structure: {min_chain: 5}, verdict: {tail_share: 0.5}}}\n"
+              "regression_thresholds: {total_stall: 5%}\n")
+    assert hotspot_jobs(log) == set() and "plan" in rules(log)
+    rows = used()
+    assert rows[("verdict", "tail_share")] == 0.5 and rows[("gate", "total_stall")] == 0.05
+    assert rows[("structure", "min_chain")] == 5

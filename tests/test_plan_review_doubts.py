@@ -32,7 +32,8 @@ def test_divisible_share_of_a_latency_chain_and_of_a_loop():
          "latency_cycles": 1984, "stall_cycles": 1968, "idle_cycles": 0}]}
     share, why = divisible_share(chain, {"control_flow": {"loops": []}}, 4, 8, 4)
     assert share == round(64 / 10000, 4) and "latency chain" in why
-    looping = {"control_flow": {"loops": [{"iterations_per_entry": 16.0}]}}
+    # a loop the hotspot stage judged iterating (structure.min_iterations in use)
+    looping = {"control_flow": {"loops": [{"iterations_per_entry": 16.0, "iterates": True}]}}
     assert divisible_share(chain, looping, 4, 8, 4) == (1.0, "")
     assert divisible_share(chain, {"control_flow": {"loops": []}}, 4, 0, 4) == (1.0, "")
 

@@ -29,7 +29,7 @@ from kerneltrace.plan.rules import (
 from kerneltrace.plan.spec import INPUTS, STAGES, VERDICT_KINDS, PlanRule
 from kerneltrace.plan.spec import LEVERS as LEVER_NAMES
 from kerneltrace.plan.summary import build_summary
-from kerneltrace.thresholds import TAGS, Table
+from kerneltrace.thresholds import COMPARE_CONCERNS, TAGS, Table
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT_FIELDS = ("id", "title", "family", "trigger", "evidence", "gain_basis", "advice")
@@ -138,8 +138,12 @@ def test_summary_lists_every_threshold_and_overrides_apply():
                        Ins("v_add_f32 v0, v1, v2", "VALU", "k.py:11", 750, 800)])
     plain = build_summary([doc], [])
     rows = {(r["concern"], r["name"]): r for r in plain["thresholds"]}
-    assert len(rows) == sum(len(dataclasses.fields(kind)) for kind in CONCERNS.values())
+    listed = {**CONCERNS, **COMPARE_CONCERNS}  # the compare's and the gate's are listed too
+    assert len(rows) == len(plain["thresholds"]) == sum(len(dataclasses.fields(kind))
+                                                        for kind in listed.values())
     assert rows[("kernel_wide", "barrier_min_share")]["value"] == 0.2
+    assert rows[("compare", "work_ratio")]["value"] == 1.5
+    assert rows[("gate", "type_stall")]["value"] is None  # off by default
     assert rows[("l2", "frac32_scattered")]["tag"] == "heuristic"
     rules = {f["rule"] for f in plain["kernels"][0]["dispatches"][0]["findings"]}
     assert "BAR-dominated" in rules  # 25 % of stall on barriers ≥ 20 %
@@ -148,6 +152,32 @@ def test_summary_lists_every_threshold_and_overrides_apply():
     assert "BAR-dominated" not in rules
     used = {(r["concern"], r["name"]): r["value"] for r in raised["thresholds"]}
     assert used[("kernel_wide", "barrier_min_share")] == 0.3
+    # the compare's (plan.thresholds.compare) and the gate's (regression_thresholds: "5%", off)
+    listed = build_summary([doc], [], thresholds={"compare": {"work_ratio": 2},
+                                                  "gate": {"total_stall": "5%", "line_stall": "off"}})
+    used = {(r["concern"], r["name"]): r["value"] for r in listed["thresholds"]}
+    assert used[("compare", "work_ratio")] == 2.0
+    assert used[("gate", "total_stall")] == pytest.approx(0.05) and used[("gate", "line_stall")] is None
+    with pytest.raises(InputError, match="regression_thresholds"):
+        build_summary([doc], [], thresholds={"gate": {"total_stall": "lots"}})
+
+
+def test_summary_lists_the_structure_thresholds_the_documents_record():
+    """The hotspot stage applies `structure`: summary.json lists what its documents recorded, and
+    each value that differs between documents per dispatch; the plan's own override refuses it."""
+    doc = hotspot_doc([Ins("v_add_f32 v0, v1, v2", "VALU", "k.py:11", 750, 800)])
+    plain = {r["name"]: r for r in build_summary([doc], [])["thresholds"] if r["concern"] == "structure"}
+    assert plain["min_chain"]["value"] == 3 and "by_dispatch" not in plain["min_chain"]
+    other = {**doc, "dispatch_dir": "/d/other", "thresholds": {"structure": {"min_chain": 5}}}
+    rows = {r["name"]: r for r in build_summary([other, doc], [])["thresholds"]
+            if r["concern"] == "structure"}
+    assert rows["min_chain"]["value"] == 5
+    assert rows["min_chain"]["by_dispatch"] == {"/d/other": 5, str(doc["dispatch_dir"]): 3}
+    assert "by_dispatch" not in rows["min_iterations"]
+    with pytest.raises(InputError, match="hotspot_analyzer.py --thresholds"):
+        build_summary([doc], [], thresholds={"structure": {"min_chain": 5}})
+    with pytest.raises(InputError, match="structure.min_chain must be a whole number"):
+        build_summary([{**doc, "thresholds": {"structure": {"min_chain": 2.5}}}], [])
 
 
 def test_launch_bound_thresholds_are_overridable():
@@ -195,7 +225,7 @@ ALLOWED = {  # non-judgement numbers, each with its reason
     ("kerneltrace/compare/values.py", 1e30),  # MAX_MAGNITUDE: a bound on plausible values
     ("kerneltrace/compare/gate.py", 100.0),  # "5%" → 0.05: a percentage conversion
     # the table's structure.dominant_line_share, written on the text CLI's start-up path (no
-    # dataclasses there); test_structure_thresholds_are_refused_by_the_plan checks they agree
+    # dataclasses there); test_hotspot_literals_are_the_structure_defaults checks they agree
     ("kerneltrace/analysis/hotspots.py", 0.5),
 }
 
@@ -222,26 +252,21 @@ def test_no_threshold_literal_outside_the_table():
     assert not found, "threshold literals outside kerneltrace/thresholds.py concerns:\n" + "\n".join(found)
 
 
-def test_structure_thresholds_are_refused_by_the_plan():
-    from kerneltrace.errors import InputError
-    from kerneltrace.plan.rules import DEFAULT_TABLE
+def test_hotspot_literals_are_the_structure_defaults():
+    """hotspots.py writes two structure defaults as literals (the text CLI's start-up path imports
+    no dataclasses); the compare's band default is the gate's time_noise."""
+    from kerneltrace.analysis.hotspots import DOMINANT_LINE_SHARE, KERNEL_ENTRY_MIN_TYPES
+    from kerneltrace.compare.estimate import NOISE_FLOOR
+    from kerneltrace.compare.gate import DEFAULT_THRESHOLDS
     from kerneltrace.thresholds import DEFAULT_STRUCTURE
 
     rows = [row for row in DEFAULT_TABLE.describe() if row["concern"] == "structure"]
     assert rows and {row["name"] for row in rows} >= {"min_iterations", "untraced_factor"}
-    with pytest.raises(InputError, match="apply at the hotspot stage"):
+    with pytest.raises(InputError, match="hotspot_analyzer.py --thresholds"):
         DEFAULT_TABLE.override({"structure": {"min_iterations": 2.0}})
-    from kerneltrace.analysis.control_flow import MIN_ITERATIONS
-    from kerneltrace.analysis.dataflow import MIN_CHAIN
-    from kerneltrace.compare.estimate import NOISE_FLOOR
-    from kerneltrace.compare.gate import DEFAULT_THRESHOLDS
-    from kerneltrace.thresholds import DEFAULT_COMPARE
-    assert MIN_ITERATIONS == DEFAULT_STRUCTURE.min_iterations
-    assert MIN_CHAIN == DEFAULT_STRUCTURE.min_chain
-    from kerneltrace.analysis.hotspots import DOMINANT_LINE_SHARE, KERNEL_ENTRY_MIN_TYPES
     assert DOMINANT_LINE_SHARE == DEFAULT_STRUCTURE.dominant_line_share
     assert KERNEL_ENTRY_MIN_TYPES == DEFAULT_STRUCTURE.kernel_entry_min_types
-    assert NOISE_FLOOR == DEFAULT_COMPARE.noise_floor == DEFAULT_THRESHOLDS.time_noise
+    assert NOISE_FLOOR == DEFAULT_THRESHOLDS.time_noise
 
 
 def test_config_schema_validates_plan_thresholds():
@@ -251,9 +276,14 @@ def test_config_schema_validates_plan_thresholds():
     schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
     plan = schema["properties"]["plan"]
     jsonschema.validate({"thresholds": {"verdict": {"tail_share": 0.5},
-                                        "patterns": {"p1_hideable": [0.4, 0.8]}}}, plan)
+                                        "patterns": {"p1_hideable": [0.4, 0.8]},
+                                        "structure": {"min_chain": 4},
+                                        "compare": {"work_ratio": 2}}}, plan)
     for bad in ({"thresholds": {"verdict": {"tial_share": 0.5}}},
                 {"thresholds": {"nope": {}}},
+                {"thresholds": {"structure": {"min_chain": 2.5}}},
+                {"thresholds": {"compare": {"noise_floor": 0.1}}},
+                {"thresholds": {"gate": {"total_stall": 0.1}}},  # config regression_thresholds
                 {"thresholds": {"patterns": {"p1_hideable": [0.4]}}},
                 {"thresholds": {"verdict": {"tail_share": "half"}}}):
         with pytest.raises(jsonschema.ValidationError):

@@ -149,3 +149,16 @@ def test_real_captures_have_stragglers_for_every_barrier(path):
         assert 0 < barrier["wait_cycles"] <= barrier["stall_cycles"]
     causes = doc["structure"]["barriers"]["stragglers"]
     assert causes["families"]["memory"]["share"] >= 0.5  # the last wave waits on its tile loads
+
+
+def test_the_untraced_factor_in_use_decides_untraced_partners(root):
+    """structure.untraced_factor (hotspot_analyzer.py --thresholds): below 1 every instance's
+    least wait exceeds it × the usual least, so every instance waited for an untraced wave."""
+    from kerneltrace.thresholds import StructureThresholds
+
+    doc, _ = synthetic("wait", root)
+    strict = analyze_dispatch(doc["dispatch_dir"], waves=True, structure=StructureThresholds(untraced_factor=0.5))
+    (barrier,) = strict["waves"]["stragglers"]["barriers"]
+    assert doc["waves"]["stragglers"]["barriers"][0]["untraced"] == 0
+    assert barrier["untraced"] == barrier["instances"] > 0
+    assert strict["thresholds"]["structure"]["untraced_factor"] == 0.5

@@ -230,3 +230,23 @@ def test_real_captures(captures):
     vec = analyze_dispatch(SHARED / "captures/flydsl-kernel-profiling-lib/examples/vec_add/"
                            "att_viewer/big/ui_output_agent_14705_dispatch_25")["structure"]
     assert 0.7 < vec["traffic"]["fraction_of_peak"] < 0.9
+
+
+def test_the_structure_thresholds_in_use_decide_loops_barriers_and_chains():
+    """`plan.thresholds.structure` (hotspot_analyzer.py --thresholds) reaches each detection:
+    the same rows judged with the defaults and with other values."""
+    from kerneltrace.thresholds import StructureThresholds
+
+    spec = [("s_barrier", 4, 100), ("s_barrier", 2, 100), *LOOP]  # the second: half the hits
+    back_edge(spec, 11, 6)
+    flow_rows = rows(spec)
+    flow = control_flow(flow_rows)
+    assert flow.hot_loop is not None and flow.hot_loop.iterations_per_entry == 10.0
+    assert barrier_causes(flow_rows, drain_waits(flow_rows), flow).ping_pong  # 2 ≤ 0.6 × 4
+    strict = StructureThresholds(min_iterations=11.0, conditional_hits=0.4)
+    assert control_flow(flow_rows, limits=strict).hot_loop is None  # 10 iterations < 11
+    assert not barrier_causes(flow_rows, drain_waits(flow_rows), flow, strict).ping_pong  # 2 > 1.6
+    serial = [(1, "v_cmp_gt_f32_e32 vcc, v2, v1"), (2, "v_cndmask_b32_e32 v1, v1, v2, vcc"),
+              (3, "v_cmp_gt_f32_e32 vcc, v3, v1"), (4, "v_cndmask_b32_e32 v1, v1, v3, vcc"),
+              (5, "v_cmp_gt_f32_e32 vcc, v4, v1"), (6, "v_cndmask_b32_e32 v1, v1, v4, vcc")]
+    assert len(select_chains(serial)) == 1 and select_chains(serial, 4) == []

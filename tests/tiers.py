@@ -10,6 +10,7 @@ SLOW_TESTS = frozenset({
     "test_pipeline_rerun.py::test_dir_mode_reruns_exactly_the_changed_dispatches",
     "test_pipeline_rerun.py::test_cmd_mode_cached_captures_rerun_exactly_the_changed_dispatches",
     "test_pipeline_rerun.py::test_batch_mode_gate_sees_the_recaptured_numbers",
+    "test_pipeline_rerun.py::test_threshold_overrides_rerun_the_stage_that_applies_them",
     "test_pipeline_e2e.py::test_use1_cmd_on_double_then_slurm_dry_run_and_rerun_boundary",
     "test_pipeline_e2e.py::test_batch_runs_in_one_invocation",
     "test_pipeline_e2e.py::test_bad_input_messages",

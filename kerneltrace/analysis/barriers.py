@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from kerneltrace.analysis.control_flow import ControlFlow, FlowRow
 from kerneltrace.analysis.drains import WaitDrain
 from kerneltrace.isa.classify import opcode
-from kerneltrace.thresholds import DEFAULT_STRUCTURE
+from kerneltrace.thresholds import DEFAULT_STRUCTURE, StructureThresholds
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,6 @@ class BarrierCause:
     cause_stall: int
     cause_drains: str | None  # class of its youngest drained producer
     explained: int  # min(barrier stall, segment wait stall)
-
-
-# A barrier run by at most this share of the waves around it is conditional (under an exec mask):
-# the `structure` concern of the thresholds table (kerneltrace/thresholds.py).
-CONDITIONAL_HITS = DEFAULT_STRUCTURE.conditional_hits
 
 
 @dataclass(frozen=True)
@@ -83,8 +78,11 @@ def _segment(rows: Sequence[FlowRow], position: int, barriers: set[int],
 
 
 def barrier_causes(rows: Sequence[FlowRow], drains: Sequence[WaitDrain],
-                   flow: ControlFlow | None = None) -> Barriers | None:
-    """Every executed barrier with its segment's waits; None when no barrier ran."""
+                   flow: ControlFlow | None = None,
+                   limits: StructureThresholds = DEFAULT_STRUCTURE) -> Barriers | None:
+    """Every executed barrier with its segment's waits; None when no barrier ran. A barrier
+    before the hot loop run by at most `limits.conditional_hits` of the barrier before it is
+    conditional (under an exec mask): it staggers two wave groups."""
     ordered = sorted(rows, key=lambda row: row.index)
     positions = {p for p, row in enumerate(ordered) if opcode(row.asm) == "s_barrier" and row.hits}
     if not positions:
@@ -110,7 +108,7 @@ def barrier_causes(rows: Sequence[FlowRow], drains: Sequence[WaitDrain],
     staggering = tuple(
         ordered[p].index for p in sorted(positions)
         if hot is not None and ordered[p].index < hot.first_index and p > 0
-        and ordered[p].hits <= CONDITIONAL_HITS * ordered[p - 1].hits)
+        and ordered[p].hits <= limits.conditional_hits * ordered[p - 1].hits)
     return Barriers(tuple(causes), total, sum(c.explained for c in causes), bool(staggering),
                     staggering)
 

@@ -19,13 +19,10 @@ from dataclasses import asdict, dataclass
 from kerneltrace.analysis.loops import BranchRow, StaticLoop, branch_target, find_loops
 from kerneltrace.isa.classify import opcode
 from kerneltrace.isa.encoding import encoded_size
-from kerneltrace.thresholds import DEFAULT_STRUCTURE
+from kerneltrace.thresholds import DEFAULT_STRUCTURE, StructureThresholds
 
-# Judgement thresholds: the `structure` concern of the thresholds table (kerneltrace/thresholds.py).
-MIN_ITERATIONS = DEFAULT_STRUCTURE.min_iterations  # a loop "iterates" from this many header runs per entry
-CHILD_SHARE = DEFAULT_STRUCTURE.child_share  # the hot loop descends into a child holding this share
-SNAP_TOLERANCE = DEFAULT_STRUCTURE.snap_tolerance  # backward targets snap within this share of the jump
-SNAP_MIN_BYTES = DEFAULT_STRUCTURE.snap_min_bytes
+# Judgement thresholds: the `structure` concern of the thresholds table (kerneltrace/thresholds.py),
+# given as `limits` (the values in use: `hotspot_analyzer.py --thresholds` may override them).
 
 
 @dataclass(frozen=True)
@@ -55,10 +52,7 @@ class LoopFacts:
     iterations_per_wave: float | None
     time_share: float  # of all rows' time (the waves' lifetime)
     stall_share: float | None
-
-    @property
-    def iterates(self) -> bool:
-        return self.iterations_per_entry is not None and self.iterations_per_entry >= MIN_ITERATIONS
+    iterates: bool  # iterations per entry reach `structure.min_iterations`
 
     def contains(self, index: int) -> bool:
         return self.first_index <= index <= self.last_index
@@ -83,8 +77,8 @@ class ControlFlow:
         return min(inside, key=lambda loop: loop.last_index - loop.first_index, default=None)
 
     def to_dict(self) -> dict:
-        loop_dicts = [{**asdict(loop), "iterates": loop.iterates} for loop in self.loops]
-        hot = None if self.hot_loop is None else {**asdict(self.hot_loop), "iterates": True}
+        loop_dicts = [asdict(loop) for loop in self.loops]
+        hot = None if self.hot_loop is None else asdict(self.hot_loop)
         return {"addresses": self.addresses, "waves": self.waves, "blocks": self.blocks,
                 "loops": loop_dicts, "hot_loop": hot,
                 "once_per_wave_share": self.once_per_wave_share,
@@ -126,10 +120,11 @@ def with_addresses(rows: Sequence[FlowRow]) -> tuple[list[FlowRow], str]:
     return rebuilt, "estimated"
 
 
-def snapped_headers(rows: Sequence[FlowRow], tolerance: float = SNAP_TOLERANCE) -> dict[int, int]:
+def snapped_headers(rows: Sequence[FlowRow],
+                    limits: StructureThresholds = DEFAULT_STRUCTURE) -> dict[int, int]:
     """Latch → header for backward branches when addresses are estimated: the decoded target,
     snapped to the nearest row where the hit count changes to at least the latch's (a loop
-    header runs at least as often as its latch), within `tolerance` of the jump distance."""
+    header runs at least as often as its latch), within `snap_tolerance` of the jump distance."""
     leaders = [(pos, row) for pos, row in enumerate(rows)
                if row.hits and (pos == 0 or rows[pos - 1].hits != row.hits)]
     snapped: dict[int, int] = {}
@@ -137,7 +132,7 @@ def snapped_headers(rows: Sequence[FlowRow], tolerance: float = SNAP_TOLERANCE) 
         target = branch_target(row.pc, row.asm) if row.pc is not None else None
         if target is None or target > row.pc or not row.hits:
             continue
-        slack = max(SNAP_MIN_BYTES, tolerance * (row.pc - target))
+        slack = max(limits.snap_min_bytes, limits.snap_tolerance * (row.pc - target))
         near = [(abs(cand.pc - target), cand.index) for _, cand in leaders
                 if cand.index <= row.index and cand.hits >= row.hits
                 and abs(cand.pc - target) <= slack]
@@ -172,7 +167,7 @@ def traced_waves(rows: Sequence[FlowRow]) -> int | None:
 
 
 def _facts(loop: StaticLoop, rows: Sequence[FlowRow], waves: int | None, total_time: int,
-           total_stall: int | None) -> LoopFacts:
+           total_stall: int | None, min_iterations: float) -> LoopFacts:
     inside = [row for row in rows if loop.contains(row.index)]
     header = loop.header_hits or 0
     entries = loop.entry_hits if loop.entry_hits else waves
@@ -184,36 +179,39 @@ def _facts(loop: StaticLoop, rows: Sequence[FlowRow], waves: int | None, total_t
     stall = sum(row.stall or 0 for row in inside)
     return LoopFacts(loop.first_index, loop.last_index, loop.depth, loop.parent, header, entries,
                      per_entry, per_wave, round(time / total_time, 4) if total_time else 0.0,
-                     round(stall / total_stall, 4) if total_stall else None)
+                     round(stall / total_stall, 4) if total_stall else None,
+                     per_entry is not None and per_entry >= min_iterations)
 
 
-def _hot(loops: Sequence[LoopFacts]) -> LoopFacts | None:
+def _hot(loops: Sequence[LoopFacts], child_share: float) -> LoopFacts | None:
     iterating = [loop for loop in loops if loop.iterates and loop.time_share > 0]
     best = max(iterating, key=lambda loop: loop.time_share, default=None)
     while best is not None:
         children = [loop for loop in iterating if loop.parent == best.first_index
                     and loop is not best and best.contains(loop.first_index)]
         child = max(children, key=lambda loop: loop.time_share, default=None)
-        if child is None or child.time_share < CHILD_SHARE * best.time_share:
+        if child is None or child.time_share < child_share * best.time_share:
             return best
         best = child
     return None
 
 
 def control_flow(rows: Sequence[FlowRow], observed_headers: dict[int, int] | None = None,
-                 time_basis: str = "latency+idle") -> ControlFlow:
+                 time_basis: str = "latency+idle",
+                 limits: StructureThresholds = DEFAULT_STRUCTURE) -> ControlFlow:
     """Blocks, loops (with iterations and shares), the hot loop and the once-per-wave share."""
     ordered, addresses = with_addresses(rows)
     waves = traced_waves(ordered)
     total_time = sum(row.time for row in ordered)
     stalls = [row.stall for row in ordered]
     total_stall = sum(s or 0 for s in stalls) if any(s is not None for s in stalls) else None
-    headers = {**(snapped_headers(ordered) if addresses == "estimated" else {}),
+    headers = {**(snapped_headers(ordered, limits) if addresses == "estimated" else {}),
                **(observed_headers or {})}
     static = find_loops([BranchRow(r.index, r.pc, r.asm, r.hits, r.codeobj) for r in ordered],
                         headers)
-    loops = tuple(_facts(loop, ordered, waves, total_time, total_stall) for loop in static)
-    hot = _hot(loops)
+    loops = tuple(_facts(loop, ordered, waves, total_time, total_stall, limits.min_iterations)
+                  for loop in static)
+    hot = _hot(loops, limits.child_share)
     iterating = [loop for loop in loops if loop.iterates]
     once = [row for row in ordered if row.hits and waves and row.hits <= waves
             and not any(loop.contains(row.index) for loop in iterating)]

@@ -19,7 +19,6 @@ from kerneltrace.isa.registers import reads, writes
 from kerneltrace.thresholds import DEFAULT_STRUCTURE
 
 _SELECTS = ("v_cndmask", "v_max", "v_min", "v_pk_max", "v_pk_min")
-MIN_CHAIN = DEFAULT_STRUCTURE.min_chain  # selects in a row before a chain is serial (thresholds table)
 
 
 @lru_cache(maxsize=4096)
@@ -58,10 +57,12 @@ class SelectChain:
     length: int
 
 
-def select_chains(rows: Sequence[tuple[int, str]]) -> list[SelectChain]:
+def select_chains(rows: Sequence[tuple[int, str]],
+                  min_chain: int = DEFAULT_STRUCTURE.min_chain) -> list[SelectChain]:
     """Serial select chains in (index, asm) rows in program order: a select that reads the
     previous select's result, directly or through an instruction between them that feeds it
-    (the compare writing its condition)."""
+    (the compare writing its condition); `min_chain` selects in a row at least (the
+    `structure` concern of the thresholds table)."""
     chains: list[SelectChain] = []
     prev: tuple[int, str] | None = None
     start, length = None, 0
@@ -76,10 +77,10 @@ def select_chains(rows: Sequence[tuple[int, str]]) -> list[SelectChain]:
         if linked:
             length += 1
         else:
-            if start is not None and length >= MIN_CHAIN:
+            if start is not None and length >= min_chain:
                 chains.append(SelectChain(start, prev[0], length))
             start, length = index, 1
         prev, between = (index, asm), []
-    if start is not None and prev is not None and length >= MIN_CHAIN:
+    if start is not None and prev is not None and length >= min_chain:
         chains.append(SelectChain(start, prev[0], length))
     return chains

@@ -16,10 +16,10 @@ ARTIFACT_UNMAPPED = "unmapped"
 # user operation.  Every FlyDSL capture's @flyc.kernel line mixes 18-56 types; a real
 # single-statement line rarely mixes more than 3.
 KERNEL_ENTRY_MIN_TYPES = 4
-# Warn when one line holds more than this share of the stall. Both values are the thresholds
-# table's `structure.kernel_entry_min_types` / `.dominant_line_share`, written here because the
-# text CLI's start-up path imports no dataclasses (the table's); tests/test_plan_specs.py checks
-# the two agree.
+# Warn when one line holds more than this share of the stall. Both values are the defaults of the
+# thresholds table's `structure.kernel_entry_min_types` / `.dominant_line_share`, written here
+# because the text CLI's start-up path imports no dataclasses (the table's); tests/test_plan_specs.py
+# checks the two agree. `hotspot_analyzer.py --thresholds` passes other values to `aggregate`.
 DOMINANT_LINE_SHARE = 0.5
 SOURCE_MAPPING_HINT = (
     "no instruction has a Source location: rebuild with line info and bypass the JIT cache "
@@ -135,13 +135,14 @@ def _sum_optional(values: Iterable[int | None]) -> int | None:
     return total if seen else None
 
 
-def kernel_entry_locations(stats: list[InstructionStat]) -> set[str]:
+def kernel_entry_locations(stats: list[InstructionStat],
+                           min_types: int = KERNEL_ENTRY_MIN_TYPES) -> set[str]:
     """Lines flagged "kernel-entry" (documented rule, docs/hotspot-json.md).
 
     A candidate is the line of the kernel's s_endpgm (or of its first instruction when no
-    s_endpgm is listed). It is flagged when its instructions mix at least
-    KERNEL_ENTRY_MIN_TYPES instruction types: compiler glue (kernarg loads, address
-    arithmetic, waits, the epilogue) charged to the kernel's outermost scope.
+    s_endpgm is listed). It is flagged when its instructions mix at least `min_types`
+    instruction types: compiler glue (kernarg loads, address arithmetic, waits, the epilogue)
+    charged to the kernel's outermost scope.
     """
     if not stats:
         return set()
@@ -153,7 +154,7 @@ def kernel_entry_locations(stats: list[InstructionStat]) -> set[str]:
     for stat in stats:
         if stat.location in candidates:
             types.setdefault(stat.location, set()).add(stat.type)
-    return {location for location, kinds in types.items() if len(kinds) >= KERNEL_ENTRY_MIN_TYPES}
+    return {location for location, kinds in types.items() if len(kinds) >= min_types}
 
 
 def _dominant_type(stats: list[InstructionStat], metric: str) -> str | None:
@@ -167,12 +168,15 @@ def _dominant_type(stats: list[InstructionStat], metric: str) -> str | None:
     return min(weight, key=lambda kind: (-weight[kind], order.get(kind, len(order))))
 
 
-def aggregate(stats: list[InstructionStat], metric: str = "stall") -> HotspotAnalysis:
-    """Rank instructions and source lines by `metric`; build the type breakdown and warnings."""
+def aggregate(stats: list[InstructionStat], metric: str = "stall", *,
+              kernel_entry_min_types: int = KERNEL_ENTRY_MIN_TYPES,
+              dominant_line_share: float = DOMINANT_LINE_SHARE) -> HotspotAnalysis:
+    """Rank instructions and source lines by `metric`; build the type breakdown and warnings
+    (one line holding more than `dominant_line_share` of the metric is one)."""
     warnings: list[str] = []
     weights = [_metric_value(stat, metric) for stat in stats]  # aligned with stats
     total_metric = sum(weights)
-    entry_lines = kernel_entry_locations(stats)
+    entry_lines = kernel_entry_locations(stats, kernel_entry_min_types)
 
     by_line: dict[str, list[InstructionStat]] = {}
     line_weight: dict[str, int] = {}
@@ -255,7 +259,7 @@ def aggregate(stats: list[InstructionStat], metric: str = "stall") -> HotspotAna
                 f"flagged \"kernel-entry\"; rank the lines with explicit operations instead"
             )
     real = [line for line in lines if line.artifact is None]
-    if real and (real[0].share or 0) > DOMINANT_LINE_SHARE:
+    if real and (real[0].share or 0) > dominant_line_share:
         warnings.append(
             f"one line, {real[0].location}, holds {100 * (real[0].share or 0):.1f}% of the {_metric_name(metric)}"
         )

@@ -20,6 +20,7 @@ from kerneltrace.analysis.launch import doc_wave_size, launch_context, request_t
 from kerneltrace.analysis.setup import kernarg_bases, round_trips
 from kerneltrace.arch.table import get_arch, get_product
 from kerneltrace.readers.codejson import CodeFormat
+from kerneltrace.thresholds import DEFAULT_STRUCTURE, StructureThresholds
 
 TOP_WAITS = 12  # drained waits listed, by stall
 
@@ -55,12 +56,14 @@ def _with_stragglers(barriers: dict | None, doc: Mapping, rows, drains) -> dict 
     return {**barriers, "stragglers": stragglers}
 
 
-def structure_of(doc: Mapping) -> dict:
-    """The `structure` object (docs/hotspot-json.md) of one hotspot document."""
+def structure_of(doc: Mapping, limits: StructureThresholds = DEFAULT_STRUCTURE) -> dict:
+    """The `structure` object (docs/hotspot-json.md) of one hotspot document; `limits`: the
+    structure thresholds in use (loops, conditional barriers, select chains)."""
     instructions = [ins for ins in doc.get("instructions") or [] if isinstance(ins.get("index"), int)]
     rows = rows_from_instructions(instructions)
     pc_sampling = doc.get("format") == CodeFormat.PCSAMPLING
-    flow = control_flow(rows, _observed_headers(doc), "pc_samples" if pc_sampling else "latency+idle")
+    flow = control_flow(rows, _observed_headers(doc), "pc_samples" if pc_sampling else "latency+idle",
+                        limits)
     arch = get_arch(((doc.get("arch") or {}).get("name")) or "")
     wave_size = doc_wave_size(doc)
     bases = kernarg_bases(rows)
@@ -68,7 +71,7 @@ def structure_of(doc: Mapping) -> dict:
                          kernarg_bases=bases)
     total = sum((row.stall if row.stall is not None else row.time) for row in rows)
     setup = round_trips(rows, drains, total, bases)
-    barriers = barrier_causes(rows, drains, flow)
+    barriers = barrier_causes(rows, drains, flow, limits)
     metadata = doc.get("metadata") or {}
     launch = launch_context(metadata.get("kernel_trace"), metadata.get("agent"),
                             doc.get("occupancy"), wave_size)
@@ -78,7 +81,8 @@ def structure_of(doc: Mapping) -> dict:
         flow.waves, wave_size, launch.grid_waves if launch else None,
         launch.duration_ns if launch else None, product.peak_hbm_gbps if product else None)
     ordered = sorted(instructions, key=lambda ins: ins["index"])
-    chains = select_chains([(ins["index"], ins.get("asm") or "") for ins in ordered])
+    chains = select_chains([(ins["index"], ins.get("asm") or "") for ins in ordered],
+                           limits.min_chain)
     by_class = stall_by_class(drains)
     return {
         "control_flow": flow.to_dict(),

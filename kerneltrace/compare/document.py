@@ -30,6 +30,7 @@ from kerneltrace.compare.values import (
 )
 from kerneltrace.compare.work import different_work, per_unit_of_work, work_per_wave
 from kerneltrace.errors import InputError
+from kerneltrace.thresholds import DEFAULT_COMPARE, CompareThresholds, values_of
 
 NOT_COMPARABLE = "not-comparable"
 
@@ -54,8 +55,10 @@ def _check_hotspot_doc(doc: Any, side: str) -> None:
 def compare(before: Mapping[str, Any], after: Mapping[str, Any],
             thresholds: Thresholds | None = None, *, max_items: int = 50,
             l2_before: Mapping[str, Any] | None = None,
-            l2_after: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Compare two hotspot documents (one kernel dispatch each) → kerneltrace.compare/1."""
+            l2_after: Mapping[str, Any] | None = None,
+            limits: CompareThresholds = DEFAULT_COMPARE) -> dict[str, Any]:
+    """Compare two hotspot documents (one kernel dispatch each) → kerneltrace.compare/1;
+    `thresholds`: the gate's, `limits`: the compare's work checks."""
     th = thresholds or DEFAULT_THRESHOLDS
     _check_hotspot_doc(before, "BEFORE")
     _check_hotspot_doc(after, "AFTER")
@@ -89,7 +92,8 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
                              total_stall_before_pw, total_stall_after_pw)
     alignment, instr_section, instr_pairs = compare_instructions(
         before, after, scale_before, scale_after, max_items)
-    lines = compare_lines(before, after, scale_before, scale_after, instr_pairs, alignment)
+    lines = compare_lines(before, after, scale_before, scale_after, instr_pairs, alignment,
+                          limits.matched_line_share)
     hotspots = hotspot_changes(lines, instr_pairs, th, total_stall_before_pw,
                                total_stall_after_pw)
     occupancy = _compare_occupancy(before.get("occupancy"), after.get("occupancy"))
@@ -98,7 +102,7 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
     checks = checks_fired(th, totals["stall_cycles"], by_type, lines["items"], instr_pairs,
                           total_stall_before_pw)
     identical = bool(instr_section["identical_sequence"] and instr_section["matched"])
-    work = work_per_wave(before, after, waves_before, waves_after)
+    work = work_per_wave(before, after, waves_before, waves_after, limits.work_ratio)
     if refusals:
         estimate = unavailable("; ".join(refusals), th.time_noise)
         verdict, reasons = NOT_COMPARABLE, list(refusals)
@@ -106,7 +110,8 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
         estimate = estimate_time_change(before, after, waves_before=waves_before,
                                         waves_after=waves_after, identical_stream=identical,
                                         noise=th.time_noise, same_work=work["comparable_per_wave"],
-                                        identical_capture=identical and _same_counts(before, after))
+                                        identical_capture=identical and _same_counts(before, after),
+                                        limits=limits)
         verdict, reasons = _verdict(estimate, checks, th, notes)
         if not work["comparable_per_wave"] and estimate["value"] is None:
             # per-wave sums (and the stall checks on them) compare different work: no verdict
@@ -135,6 +140,7 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
         "estimated_time_change": estimate,
         "work_per_wave": work,
         "thresholds": th.as_dict(),
+        "compare_thresholds": values_of(limits),
         "checks": checks,
         "before": _side_info(before, waves_before, waves_source_before),
         "after": _side_info(after, waves_after, waves_source_after),
@@ -351,7 +357,8 @@ def _side_labels(before: Mapping[str, Mapping[str, Any]],
 
 
 def compare_sets(before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Mapping[str, Any]],
-                 thresholds: Thresholds | None = None, *, max_items: int = 50) -> dict[str, Any]:
+                 thresholds: Thresholds | None = None, *, max_items: int = 50,
+                 limits: CompareThresholds = DEFAULT_COMPARE) -> dict[str, Any]:
     """Compare keyed dispatches of two runs; the worst matched verdict is the overall verdict."""
     th = thresholds or DEFAULT_THRESHOLDS
     kernels, notes = [], []
@@ -367,7 +374,8 @@ def compare_sets(before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Ma
         if doc_before.get("summary_level") or doc_after.get("summary_level"):
             doc_before, doc_after = _to_summary_level(doc_before), _to_summary_level(doc_after)
         result = compare(doc_before, doc_after, th, max_items=max_items,
-                         l2_before=doc_before.get("l2"), l2_after=doc_after.get("l2"))
+                         l2_before=doc_before.get("l2"), l2_after=doc_after.get("l2"),
+                         limits=limits)
         if doc_before.get("summary_level"):
             result["notes"].append("summary-level comparison (no hotspot JSON found): totals, "
                                    "stall types, occupancy and L2 only")
@@ -388,4 +396,5 @@ def compare_sets(before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Ma
     if not verdicts:
         notes.append("no kernel/dispatch present in both: nothing compared")
     return {"schema": SCHEMA, "kind": "set", "verdict": verdict, "reasons": reasons,
-            "thresholds": th.as_dict(), "kernels": kernels, "notes": notes}
+            "thresholds": th.as_dict(), "compare_thresholds": values_of(limits),
+            "kernels": kernels, "notes": notes}

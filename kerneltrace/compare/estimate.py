@@ -3,7 +3,8 @@
 The estimate answers "did the kernel get faster, and by how much?" from what a thread trace
 measures directly: how long the traced waves lived, how many of them ran at once, and how long
 one iteration of the hot loop took. Its band is the noise floor of repeated captures of one
-build (``NOISE_FLOOR``); the compare verdict follows the estimate and its band.
+build (``gate.time_noise``, default ``NOISE_FLOOR``); the compare verdict follows the estimate
+and its band.
 Why each basis, and the calibration against re-timed kernels: docs/calibration.md.
 """
 
@@ -17,17 +18,12 @@ from typing import Any
 from kerneltrace.compare.launch import by_launch
 from kerneltrace.compare.values import finite
 from kerneltrace.numfmt import percent
-from kerneltrace.thresholds import DEFAULT_COMPARE
+from kerneltrace.thresholds import DEFAULT_COMPARE, DEFAULT_GATE, CompareThresholds
 
-# Half-width of the band, as a fraction of kernel time. Measured on the shared flash_attn_func
-# captures of one ISA (tests/test_compare_time_shared.py recomputes it): the two captures of
-# the same commit (…_38430_dispatch_44 and …_55287_dispatch_44_after_loc_fix, 32 traced waves
-# each) differ by +5.1 % in mean wave lifetime, +6.3 % in time on the traced CU per wave and
-# +6.0 % in hits per wave; the issue's own reading of these captures is "up to ±7 %".
-NOISE_FLOOR = DEFAULT_COMPARE.noise_floor  # the `compare` concern (kerneltrace/thresholds.py)
-# Iterations per loop wave may differ this much (relative) before the two traces count as having
-# sampled different amounts of work.
-SAME_WORK = DEFAULT_COMPARE.same_work
+# Half-width of the band, as a fraction of kernel time: the default of `gate.time_noise`
+# (kerneltrace/thresholds.py says how it was measured; tests/test_compare_time_shared.py
+# recomputes it from the shared captures).
+NOISE_FLOOR = DEFAULT_GATE.time_noise
 
 
 @dataclass(frozen=True)
@@ -121,9 +117,10 @@ def _pct(value: float) -> str:
     return percent(value, sign=True)
 
 
-def _choose(before: TimeSide, after: TimeSide, identical_stream: bool
+def _choose(before: TimeSide, after: TimeSide, identical_stream: bool, same_work: float
             ) -> tuple[str, float | None, float, str, list[str]]:
-    """(basis, value, extra band, why, notes) — the measure that answers for this pair."""
+    """(basis, value, extra band, why, notes) — the measure that answers for this pair;
+    hot-loop iterations per wave differing by more than `same_work` widen the band."""
     notes: list[str] = []
     if before.mean_duration and after.mean_duration:
         lifetime = after.mean_duration / before.mean_duration
@@ -145,7 +142,7 @@ def _choose(before: TimeSide, after: TimeSide, identical_stream: bool
                "with it")
         if loops:
             work = after.loop.iterations_per_wave / before.loop.iterations_per_wave - 1.0
-            if abs(work) > SAME_WORK and not (before.loop.uniform and after.loop.uniform):
+            if abs(work) > same_work and not (before.loop.uniform and after.loop.uniform):
                 extra = abs(work)
                 notes.append(f"the traced waves ran {_pct(work)} hot-loop iterations per wave and "
                              "the trip count varies between waves: part of the lifetime change may "
@@ -185,12 +182,14 @@ def unavailable(why: str, noise: float = NOISE_FLOOR) -> dict[str, Any]:
 def estimate_time_change(before: Mapping[str, Any], after: Mapping[str, Any], *,
                          waves_before: int | None, waves_after: int | None,
                          identical_stream: bool, noise: float = NOISE_FLOOR,
-                         same_work: bool = True, identical_capture: bool = False) -> dict[str, Any]:
+                         same_work: bool = True, identical_capture: bool = False,
+                         limits: CompareThresholds = DEFAULT_COMPARE) -> dict[str, Any]:
     """The ``estimated_time_change`` object of kerneltrace.compare/1 (docs/compare-json.md).
 
-    ``same_work`` False (hits per wave differ: analysis/compare/work.py): the time change comes
-    from the launch (analysis/compare/launch.py) or is unavailable. ``identical_capture``: the two
-    documents hold the same instructions and counts, so the change is zero ("no change")."""
+    ``same_work`` False (hits per wave differ: compare/work.py): the time change comes from the
+    launch (compare/launch.py) or is unavailable. ``identical_capture``: the two documents hold
+    the same instructions and counts, so the change is zero ("no change"). ``limits``: the
+    `compare` thresholds in use."""
     side_b, side_a = time_side(before, waves_before), time_side(after, waves_after)
     launch = None
     if identical_capture:
@@ -205,7 +204,8 @@ def estimate_time_change(before: Mapping[str, Any], after: Mapping[str, Any], *,
                    f"launch is unknown ({why}): compare the per-unit-of-work figures, or time "
                    "both kernels end to end")
     else:
-        basis, value, extra, why, notes = _choose(side_b, side_a, identical_stream)
+        basis, value, extra, why, notes = _choose(side_b, side_a, identical_stream,
+                                                  limits.same_work)
     if value is not None and not math.isfinite(value):
         basis, value, why = "unavailable", None, "the time figures are out of range"
     half = noise + extra

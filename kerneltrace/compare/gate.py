@@ -8,18 +8,19 @@ from dataclasses import fields, replace
 from typing import Any
 
 from kerneltrace.errors import InputError
-from kerneltrace.thresholds import GateThresholds
+from kerneltrace.thresholds import DEFAULT_GATE, GateThresholds
 
 # The gate thresholds are the `gate` concern of the thresholds table (kerneltrace/thresholds.py).
 Thresholds = GateThresholds
 
 
-DEFAULT_THRESHOLDS = Thresholds()
+DEFAULT_THRESHOLDS = DEFAULT_GATE
 
 
 def parse_thresholds(spec: str | Mapping[str, Any] | None,
-                     base: Thresholds = DEFAULT_THRESHOLDS) -> Thresholds:
-    """Override ``base`` from ``"total_stall=5%,line_stall=20%"`` or a mapping.
+                     base: Thresholds = DEFAULT_THRESHOLDS, where: str = "--fail-on") -> Thresholds:
+    """Override ``base`` from ``"total_stall=5%,line_stall=20%"`` or a mapping (``where``: the
+    option or config key errors name).
 
     Values: ``5%`` or ``0.05`` for fractions, plain numbers for ``min_stall_per_wave``,
     ``off``/``none`` to disable a check.
@@ -35,7 +36,7 @@ def parse_thresholds(spec: str | Mapping[str, Any] | None,
             if not part:
                 continue
             if "=" not in part:
-                raise InputError(f"threshold '{part}' has no value", "--fail-on",
+                raise InputError(f"threshold '{part}' has no value", where,
                                  "write NAME=VALUE, e.g. total_stall=5%,line_stall=20%")
             name, value = part.split("=", 1)
             items.append((name.strip(), value.strip()))
@@ -43,15 +44,15 @@ def parse_thresholds(spec: str | Mapping[str, Any] | None,
     changes: dict[str, float | None] = {}
     for name, value in items:
         if name not in known:
-            raise InputError(f"unknown threshold '{name}'", "--fail-on",
+            raise InputError(f"unknown threshold '{name}'", where,
                              f"use one of: {', '.join(sorted(known))}")
-        changes[name] = _parse_value(name, value)
+        changes[name] = _parse_value(name, value, where)
     return replace(base, **changes)
 
 
-def _parse_value(name: str, value: Any) -> float | None:
+def _parse_value(name: str, value: Any, where: str) -> float | None:
     if isinstance(value, str) and not value.strip():
-        raise InputError(f"threshold {name}= has no value", "--fail-on",
+        raise InputError(f"threshold {name}= has no value", where,
                          f"write {name}=5% (a percentage), {name}=0.05 (a fraction) or {name}=off")
     # YAML reads a bare `off` as False (config files, --config): treat it as "off" too.
     if value is None or value is False or (
@@ -68,10 +69,10 @@ def _parse_value(name: str, value: Any) -> float | None:
         else:
             number = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"threshold {name}={value!r} is not a number", "--fail-on",
+        raise InputError(f"threshold {name}={value!r} is not a number", where,
                          "use a percentage (5%), a fraction (0.05) or 'off'") from None
     if not math.isfinite(number) or number < 0:
-        raise InputError(f"threshold {name}={value!r} must be a finite number >= 0", "--fail-on",
+        raise InputError(f"threshold {name}={value!r} must be a finite number >= 0", where,
                          "use a non-negative value")
     return number
 

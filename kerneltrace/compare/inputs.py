@@ -17,6 +17,7 @@ from kerneltrace.compare.gate import Thresholds
 from kerneltrace.errors import InputError
 from kerneltrace.model.naming import is_dispatch_dir
 from kerneltrace.readers.regular import read_json as read_regular_json
+from kerneltrace.thresholds import DEFAULT_COMPARE, CompareThresholds
 
 HOTSPOT_SCHEMA_PREFIX = "kerneltrace.hotspots/"
 SUMMARY_SCHEMA = "kerneltrace.summary/1"
@@ -150,10 +151,11 @@ def load_side(path: Path, *, analyze: Analyzer | None = None, run: str | None = 
 
 
 def compare_sides(before: Side, after: Side, thresholds: Thresholds,
-                  max_items: int = 50) -> dict[str, Any]:
-    """Dispatch vs dispatch, or run vs run (dispatches matched by kernel name and order)."""
+                  max_items: int = 50, limits: CompareThresholds = DEFAULT_COMPARE) -> dict[str, Any]:
+    """Dispatch vs dispatch, or run vs run (dispatches matched by kernel name and order);
+    `thresholds`: the gate's, `limits`: the compare's work checks."""
     if before.single is not None and after.single is not None:
-        return compare(before.single, after.single, thresholds, max_items=max_items)
+        return compare(before.single, after.single, thresholds, max_items=max_items, limits=limits)
     before_keyed = before.keyed or keyed_dispatches([before.single])
     after_keyed = after.keyed or keyed_dispatches([after.single])
     if (before.single is not None) != (after.single is not None):
@@ -164,4 +166,4 @@ def compare_sides(before: Side, after: Side, thresholds: Thresholds,
                              "pass two dispatches, or two runs' summary.json / reports/ folders")
         before_keyed = {"dispatch": next(iter(before_keyed.values()))}
         after_keyed = {"dispatch": next(iter(after_keyed.values()))}
-    return compare_sets(before_keyed, after_keyed, thresholds, max_items=max_items)
+    return compare_sets(before_keyed, after_keyed, thresholds, max_items=max_items, limits=limits)

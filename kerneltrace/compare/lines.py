@@ -64,7 +64,8 @@ def line_items(stall_before: Mapping[str, float], stall_after: Mapping[str, floa
     return [items[i] for i in ranked]
 
 
-def compare_lines(before, after, scale_before, scale_after, instr_pairs, alignment):
+def compare_lines(before, after, scale_before, scale_after, instr_pairs, alignment,
+                  matched_share=DEFAULT_COMPARE.matched_line_share):
     if before.get("summary_level") or after.get("summary_level"):
         return {"status": "unavailable", "basis": None,
                 "reason": "only summary.json available: line deltas need the hotspot JSONs",
@@ -113,7 +114,7 @@ def compare_lines(before, after, scale_before, scale_after, instr_pairs, alignme
     matched_after = sum(r["after"] for r in items if r["status"] == "matched")
     frac_before = matched_before / total_before if total_before else None
     frac_after = matched_after / total_after if total_after else None
-    if status == "matched" and frac_before is not None and frac_before < DEFAULT_COMPARE.matched_line_share:
+    if status == "matched" and frac_before is not None and frac_before < matched_share:
         status = "partial"
         reason = (f"only {frac_before:.0%} of BEFORE's line stall sits on locations present in "
                   "AFTER: source attribution changed between the captures (compare the "

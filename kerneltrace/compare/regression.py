@@ -15,6 +15,7 @@ from kerneltrace.compare.inputs import (
     read_json,
 )
 from kerneltrace.errors import InputError
+from kerneltrace.thresholds import DEFAULT_COMPARE, CompareThresholds
 
 MISSING = "missing"  # status of a baselined dispatch absent from this run (fails the gate)
 
@@ -52,8 +53,10 @@ def require_baseline_summary(baseline: Path, run: str) -> Path:
 
 def regression_check(baseline: Path, run: str, hotspot_paths: list[Path],
                      thresholds: Thresholds, max_items: int = 50,
-                     summary_path: Path | None = None) -> dict[str, Any]:
-    """Compare a run's hotspot JSONs with the baseline's; the result is a compare/1 'set'."""
+                     summary_path: Path | None = None,
+                     limits: CompareThresholds = DEFAULT_COMPARE) -> dict[str, Any]:
+    """Compare a run's hotspot JSONs with the baseline's; the result is a compare/1 'set'
+    (`thresholds`: the gate's, `limits`: the compare's work checks)."""
     summary = read_json(Path(summary_path)) if summary_path else None
     documents = [read_json(Path(p)) for p in hotspot_paths]
     # a dispatch the pipeline dropped (kerneltrace.dropped/1) is missing from this run, not compared
@@ -62,7 +65,8 @@ def regression_check(baseline: Path, run: str, hotspot_paths: list[Path],
     current = keyed_dispatches(attach_l2(documents, summary))
     before_path = require_baseline_summary(Path(baseline), run)
     before = load_side(before_path)
-    result = compare_sets(before.keyed or {}, current, thresholds, max_items=max_items)
+    result = compare_sets(before.keyed or {}, current, thresholds, max_items=max_items,
+                          limits=limits)
     missing = [entry["key"] for entry in result["kernels"] if entry["status"] == "vanished"]
     for entry in result["kernels"]:
         if entry["status"] == "vanished":

@@ -2,7 +2,7 @@
 
 A persistent-kernel variant runs several tiles per wave: ~7× the executed instructions (hits) per
 wave of the one-tile-per-wave original. Per-wave sums then grow with the work, not with a
-slowdown. When hits per traced wave differ by more than `WORK_RATIO` either way, the time change
+slowdown. When hits per traced wave differ by more than `compare.work_ratio` either way, the time change
 comes from the launch (compare/launch.py: workgroup rounds × wave lifetime); without the launch
 facts the verdict is `not-comparable` (never a false `regressed`) and the figures per unit of work
 (per executed instruction, per hot-loop iteration) are shown instead of a time change.
@@ -16,12 +16,10 @@ from typing import Any
 from kerneltrace.compare.values import finite as _num
 from kerneltrace.thresholds import DEFAULT_COMPARE
 
-WORK_RATIO = DEFAULT_COMPARE.work_ratio  # hits per wave differing by more than this factor: different work per wave
-
 
 def work_per_wave(before: Mapping[str, Any], after: Mapping[str, Any],
                   waves_before: int | None, waves_after: int | None,
-                  ratio_limit: float = WORK_RATIO) -> dict[str, Any]:
+                  ratio_limit: float = DEFAULT_COMPARE.work_ratio) -> dict[str, Any]:
     """The `work_per_wave` object of kerneltrace.compare/1 (docs/compare-json.md)."""
     tb, ta = before.get("totals") or {}, after.get("totals") or {}
     hits_b, hits_a = _num(tb.get("hits")), _num(ta.get("hits"))

@@ -176,6 +176,8 @@ TYPE_CHECKING = False  # typing's flag without importing typing (CLI start-up pa
 if TYPE_CHECKING:
     from typing import TypedDict, Unpack
 
+    from kerneltrace.thresholds import StructureThresholds
+
     class AnalysisOptions(TypedDict, total=False):
         """run_analysis's keyword options, as analyze_dispatch passes them through."""
 
@@ -185,6 +187,7 @@ if TYPE_CHECKING:
         kernel: str | None
         waves: bool
         capture_report: Path | None
+        structure: StructureThresholds | None
 
 
 def run_analysis(
@@ -197,12 +200,15 @@ def run_analysis(
     waves: bool = False,  # --waves: the wave-level analysis (schema /2)
     capture_report: Path | None = None,  # the decode report: truncated captures are stated
     text_only: bool = False,  # the CLI's text report alone: no `costs` and `snippets` (it shows neither)
+    structure: StructureThresholds | None = None,  # --thresholds: None = the table's defaults
 ) -> DispatchAnalysis:
     """Read and analyse one dispatch dir; raises InputError for bad input (never modifies it).
 
     Steps: check the paths, read code.json (the kernel chosen) and snapshots.json, aggregate the
     stall, find the CSV metadata and the arch, model occupancy, assemble the document, then the
-    optional parts (waves; costs, structure and source windows unless `text_only`)."""
+    optional parts (waves; costs, structure, the structure thresholds used and source windows
+    unless `text_only`). Without `structure` the text path imports no thresholds table
+    (dataclasses): `aggregate` has the defaults written in."""
     given = str(dispatch_dir)
     directory = _dispatch_directory(given, kernel_trace_csv, agent_info_csv)
     table = read_code_json(directory / "code.json")
@@ -215,7 +221,10 @@ def run_analysis(
     pc_sampling = table.format == CodeFormat.PCSAMPLING
     legacy = table.format == CodeFormat.LEGACY
     metric = _metric(table, rows)
-    analysis = aggregate(instruction_stats(rows), metric)
+    analysis = (aggregate(instruction_stats(rows), metric) if structure is None else
+                aggregate(instruction_stats(rows), metric,
+                          kernel_entry_min_types=structure.kernel_entry_min_types,
+                          dominant_line_share=structure.dominant_line_share))
     warnings.extend(analysis.warnings)
     warnings.extend(_format_warnings(legacy, pc_sampling))
 
@@ -256,10 +265,10 @@ def run_analysis(
     }
     warnings.extend(document["capture_warnings"])
     if waves:
-        document["waves"] = _waves(directory, table)
+        document["waves"] = _waves(directory, table, structure)
         document["schema"] = SCHEMA_WITH_WAVES
     if not text_only:
-        _add_plan_inputs(document, sources)
+        _add_plan_inputs(document, sources, structure)
     return DispatchAnalysis(document, table, sources)
 
 
@@ -366,15 +375,21 @@ def _metadata_section(metadata: Metadata) -> dict:
     }
 
 
-def _add_plan_inputs(document: dict, sources: SourceIndex) -> None:
+def _add_plan_inputs(document: dict, sources: SourceIndex,
+                     structure: StructureThresholds | None) -> None:
     """What only the JSON document carries (lazy imports: off the text report's start-up path):
-    costs, structure, and the source windows the plan shows, so it renders without the capture."""
+    costs, structure and the thresholds it was detected with, and the source windows the plan
+    shows, so it renders without the capture."""
     from kerneltrace.analysis.costs import cost_summary
+    from kerneltrace.analysis.structure import structure_of
+    from kerneltrace.thresholds import DEFAULT_STRUCTURE, values_of
 
+    limits = structure or DEFAULT_STRUCTURE
     document["costs"] = cost_summary(
         document["instructions"], (document.get("waves") or {}).get("waves") or None
     )
-    document["structure"] = _structure(document)
+    document["structure"] = structure_of(document, limits)
+    document["thresholds"] = {"structure": values_of(limits)}
     locations = [line["location"] for line in user_lines(document["source_lines"], SNIPPET_LINES)]
     from kerneltrace.readers.snippets import snippets_from, source_files_from
 
@@ -401,16 +416,11 @@ def _capture_warnings(directory: Path, capture_report: Path | None) -> list[str]
     return [f"{problem}: whether the capture was truncated is unknown"] + found if problem else found
 
 
-def _structure(document: dict) -> dict:
-    from kerneltrace.analysis.structure import structure_of
-
-    return structure_of(document)
-
-
-def _waves(directory: Path, table: CodeTable) -> dict:
+def _waves(directory: Path, table: CodeTable, structure: StructureThresholds | None) -> dict:
     from kerneltrace.analysis.waves.analyze import analyze_waves
 
-    return analyze_waves(directory, table)
+    return analyze_waves(directory, table) if structure is None else analyze_waves(
+        directory, table, limits=structure)
 
 
 def analyze_dispatch(dispatch_dir: Path | str, **options: Unpack[AnalysisOptions]) -> dict:

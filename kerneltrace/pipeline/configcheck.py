@@ -1,4 +1,4 @@
-"""Config validation against workflow/schemas/config.schema.yaml: unknown keys, types, defaults.
+"""Config validation against workflow/schemas/config.schema.yaml (unknown keys, types, defaults) and each stage's share of its thresholds.
 
 Does what ``snakemake.utils.validate(config, schema)`` does (JSON schema, defaults filled in). It
 runs at every Snakemake start, a no-op re-run included, so the schema is read once and a config
@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 CACHE = Path(".snakemake") / "kerneltrace" / "config-check.json"
+# The concerns of `plan.thresholds` applied before the plan (docs/thresholds.md): by the stage named.
+EARLIER_STAGE = {"structure": "hotspots", "compare": "compare"}
 
 
 def load_schema(path: Path | str) -> dict[str, Any]:
@@ -90,3 +92,19 @@ def _remember(cache: Path, key: str, config: dict[str, Any]) -> None:
         write_text(cache, text)
     except (OSError, TypeError, ValueError):
         pass  # a cache only: the next start validates again
+
+
+def stage_thresholds(config: dict[str, Any], stage: str) -> dict[str, Any]:
+    """The thresholds overrides a stage's rule passes on: `plan.thresholds`' concerns that stage
+    applies ("hotspots": structure; "compare": compare), or for "plan" every concern but the
+    hotspot stage's plus the gate's (`regression_thresholds`): the plan applies its own and lists
+    the compare's and the gate's in summary.json. A stage whose part is unchanged is not re-run."""
+    given = dict((config.get("plan") or {}).get("thresholds") or {})
+    if stage != "plan":
+        return {name: values for name, values in given.items()
+                if EARLIER_STAGE.get(name) == stage and values}
+    plan = {name: values for name, values in given.items()
+            if EARLIER_STAGE.get(name) != "hotspots" and values}
+    if config.get("regression_thresholds"):
+        plan["gate"] = dict(config["regression_thresholds"])
+    return plan

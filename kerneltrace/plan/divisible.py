@@ -12,7 +12,6 @@ issue 21 point 4b).
 
 from __future__ import annotations
 
-from kerneltrace.analysis.control_flow import MIN_ITERATIONS
 from kerneltrace.isa import classify as isa
 
 
@@ -21,8 +20,8 @@ def divisible_share(doc: dict, structure: dict, waves: int | None, chain_max_loa
     """(share of a wave's life that divides across more waves, why) — 1.0 unless the wave is one
     latency chain; `issue_cycles`: what one instruction occupies its issue slot."""
     flow = structure.get("control_flow") or {}
-    if any(loop.get("iterations_per_entry") and loop["iterations_per_entry"] >= MIN_ITERATIONS
-           for loop in flow.get("loops") or []):
+    # `iterates`: the hotspot stage judged it with the structure thresholds it records
+    if any(loop.get("iterates") for loop in flow.get("loops") or []):
         return 1.0, ""
     executed = [ins for ins in doc.get("instructions") or [] if (ins.get("hits") or 0) > 0]
     if not waves or any(ins.get("type") == isa.MFMA for ins in executed):

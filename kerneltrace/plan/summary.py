@@ -6,6 +6,7 @@ from kerneltrace import __version__
 from kerneltrace.analysis.costs import cost_summary
 from kerneltrace.analysis.dispatch_labels import dispatch_labels
 from kerneltrace.analysis.launch import launch_judgement
+from kerneltrace.compare.gate import parse_thresholds
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.gains import group_gain
 from kerneltrace.plan.l2_metrics import l2_metrics
@@ -13,7 +14,14 @@ from kerneltrace.plan.pipeline import run_all
 from kerneltrace.plan.rules import DEFAULT_TABLE
 from kerneltrace.plan.verdict import doc_structure
 from kerneltrace.readers.codejson import CodeFormat
-from kerneltrace.thresholds import LaunchBoundThresholds, Table
+from kerneltrace.thresholds import (
+    DEFAULT_COMPARE,
+    LaunchBoundThresholds,
+    StructureThresholds,
+    Table,
+    describe,
+    one_concern,
+)
 
 SCHEMA = "kerneltrace.summary/1"
 SYNTHETIC_ROOT = "/synthetic/"  # source root used by kerneltrace.synth (docs/synthetic-captures.md)
@@ -109,14 +117,42 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = D
     return entry
 
 
+def structure_used(hotspot_docs: list[dict]) -> list[tuple[str, StructureThresholds]]:
+    """(dispatch_dir, the structure thresholds its hotspot document records) per document (the
+    defaults for one written before documents recorded them)."""
+    return [(str(doc.get("dispatch_dir")), one_concern(
+        StructureThresholds, {"structure": (doc.get("thresholds") or {}).get("structure") or {}},
+        f"{doc.get('dispatch_dir')}: thresholds")) for doc in hotspot_docs]
+
+
+def thresholds_rows(table: Table, hotspot_docs: list[dict], gate: dict | None) -> list[dict]:
+    """summary.json's `thresholds`: every concern with the values in use — the plan's own, the
+    structure's the hotspot documents record (the first one's; a field whose value differs
+    between documents lists them all in `by_dispatch`), the compare's and the gate's (what a
+    compare of this run applies: config `plan.thresholds.compare`, `regression_thresholds`)."""
+    used = structure_used(hotspot_docs)
+    first = used[0][1] if used else StructureThresholds()
+    rows = Table({**table.concerns, "structure": first}).describe()
+    for row in rows:
+        values = {where: getattr(limits, row["name"]) for where, limits in used
+                  if row["concern"] == "structure"}
+        if len(set(values.values())) > 1:
+            row["by_dispatch"] = values
+    return rows + describe("gate", parse_thresholds(gate, where="regression_thresholds"))
+
+
 def build_summary(hotspot_docs: list[dict], l2_docs: list[dict], run: str | None = None,
                   dropped: list[dict] | None = None, thresholds: dict | None = None) -> dict:
     """Group dispatches by kernel (first-seen order) and run every rule on each dispatch.
 
     ``dropped``: dispatch dirs left out of the plan, each ``{dispatch_dir, stage, reason}``
     (stage "discovery" or "analysis"), listed in the summary and the plan; ``thresholds``: the
-    config's ``plan.thresholds:`` overrides (kerneltrace/thresholds.py)."""
-    table = DEFAULT_TABLE.override(thresholds)
+    config's ``plan.thresholds:`` overrides (kerneltrace/thresholds.py) but the structure's
+    (applied by the hotspot stage), and ``gate``: the config's ``regression_thresholds``
+    (listed, as the compare's are)."""
+    overrides = dict(thresholds or {})
+    gate = overrides.pop("gate", None)
+    table = Table({**DEFAULT_TABLE.concerns, "compare": DEFAULT_COMPARE}).override(overrides)
     kernels: dict[str, dict] = {}
     for doc, label in zip(hotspot_docs, dispatch_labels(hotspot_docs), strict=True):
         name = doc.get("kernel") or "(unknown kernel)"
@@ -135,6 +171,6 @@ def build_summary(hotspot_docs: list[dict], l2_docs: list[dict], run: str | None
                              for warning in entry["capture_warnings"]],
         "kernels": list(kernels.values()),
         "dropped": list(dropped or []),
-        # every threshold the plan judged by: value used, tag, source, what it decides
-        "thresholds": table.describe(),
+        # every threshold in use: value, tag, source, what it decides
+        "thresholds": thresholds_rows(table, hotspot_docs, gate),
     }

@@ -82,4 +82,8 @@ def hotspot_args(wildcards):
     if decode_report:
         # the decode report says whether the capture was truncated (buffer full, data lost)
         args += ["--capture-report", decode_report]
+    structure = configcheck.stage_thresholds(config, "hotspots")
+    if structure:
+        # plan.thresholds.structure: changing it changes this param, so the hotspots are redone
+        args += ["--thresholds", json.dumps(structure, sort_keys=True)]
     return args

@@ -1,5 +1,6 @@
 # Config validation, the runs of this invocation, run/config helpers and cached manifest reads.
 import functools
+import json
 import os
 import re
 import sys

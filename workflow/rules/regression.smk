@@ -41,6 +41,7 @@ if config.get("baseline"):
         localrule: True
         params:
             thresholds=config.get("regression_thresholds") or {},
+            compare_thresholds=configcheck.stage_thresholds(config, "compare"),
         run:
             run_script("regression_report.py", input, output, params, wildcards, log)
 

@@ -46,7 +46,8 @@ rule plan:
     params:
         out_dir=plan_dir,
         code=code_param("render_plan.py"),
-        thresholds=(config.get("plan") or {}).get("thresholds") or {},
+        # plan.thresholds but the structure's (the hotspots rule's), and the gate's for summary.json
+        thresholds=configcheck.stage_thresholds(config, "plan"),
     run:
         run_script("render_plan.py", input, output, params, wildcards, log)
 

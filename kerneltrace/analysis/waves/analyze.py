@@ -29,14 +29,17 @@ from kerneltrace.analysis.waves.stragglers import StragglerTotals, straggler_sum
 from kerneltrace.analysis.waves.stream import accumulate
 from kerneltrace.analysis.waves.waitcnt import wait_links, waitcnt_summary
 from kerneltrace.readers.wavefile.reader import wave_files
+from kerneltrace.thresholds import DEFAULT_STRUCTURE, StructureThresholds
 
 if TYPE_CHECKING:
     from kerneltrace.readers.codejson import CodeTable
 
-def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = None) -> dict:
+def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = None,
+                  limits: StructureThresholds = DEFAULT_STRUCTURE) -> dict:
     """The `waves` object of the hotspot document (kerneltrace.hotspots/2) for one dispatch dir.
 
-    `workers`: processes reading the files (1 or 2; None = automatic, see stream.py).
+    `workers`: processes reading the files (1 or 2; None = automatic, see stream.py);
+    `limits`: the structure thresholds in use (`untraced_factor`: stragglers.py).
     """
     import numpy as np
 
@@ -69,5 +72,5 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = No
         "consistency": consistency(dispatch_dir, paths, totals, table),
         "occupancy": occupancy_summary(dispatch_dir, totals.traced_cu),
         "peers": peer_summary(totals.peers, rows),
-        "stragglers": straggler_summary(totals.stragglers),
+        "stragglers": straggler_summary(totals.stragglers, limits.untraced_factor),
     }

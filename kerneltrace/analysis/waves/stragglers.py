@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 TOP_ROWS = 24  # lost-cycle rows kept per window
 RELEASE_TOLERANCE = 16  # cycles between the releases of one barrier instance's waves
 MAX_EVENTS = 200_000  # barrier events kept (beyond: `truncated`)
-UNTRACED_FACTOR = DEFAULT_STRUCTURE.untraced_factor  # least wait above this × the row's usual least: a partner untraced
 TOP_CHARGED = 64  # rows listed per barrier row (the rest: `rest_cycles`)
 
 
@@ -160,8 +159,11 @@ def _excess(instance: list[tuple], straggler: tuple) -> dict[Any, float]:
     return {row: value for row, value in excess.items() if value > 0}
 
 
-def straggler_summary(totals: StragglerTotals) -> dict | None:
-    """The `stragglers` object of `waves` (docs/waves-json.md), None when no barrier ran."""
+def straggler_summary(totals: StragglerTotals,
+                      untraced_factor: float = DEFAULT_STRUCTURE.untraced_factor) -> dict | None:
+    """The `stragglers` object of `waves` (docs/waves-json.md), None when no barrier ran. An
+    instance whose least wait exceeds `untraced_factor` × its row's usual least waited for a
+    partner wave the capture did not trace (the `structure` thresholds concern)."""
     if not totals.events:
         return None
     instances = _instances(totals.events)
@@ -185,7 +187,7 @@ def straggler_summary(totals: StragglerTotals) -> dict | None:
             continue
         least = min(durations)
         wait = sum(d - least for d in durations)
-        if least > UNTRACED_FACTOR * max(usual.get(row, 1), 1):
+        if least > untraced_factor * max(usual.get(row, 1), 1):
             entry["untraced"] += 1
             entry["untraced_wait_cycles"] += sum(durations)
             continue

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from kerneltrace.isa.classify import SMEM, opcode, wait_counters
 from kerneltrace.isa.mfma import mfma_info
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.rules._util import is_mfma
+from kerneltrace.plan.rules._util import is_mfma, stalled
 from kerneltrace.thresholds import heuristic
 
 
@@ -138,6 +138,19 @@ def first_draining_wait(
 def walk_limit(ctx: PlanContext, index: int, outside: int) -> int:
     loop = ctx.loop_of(index)
     return loop.size - 1 if loop else outside
+
+
+def exposed_drain(ctx: PlanContext, producer: dict, counters: tuple[str, ...],
+                  counted: Callable[[dict], bool], outside: int, latency_cycles: float) -> Drain | None:
+    """The first wait draining `producer` (searched `outside` rows ahead outside loops) when it
+    exposes the producer's latency: it stalls and fewer than `latency_cycles` known MFMA pass
+    cycles come between (P1 for global loads, P3 for LDS reads); None otherwise."""
+    drain = first_draining_wait(ctx, producer, counters, counted,
+                                walk_limit(ctx, producer["index"], outside))
+    if (drain is None or not stalled(drain.wait) or drain.unknown_mfma
+            or drain.mfma_cycles >= latency_cycles):
+        return None
+    return drain
 
 
 def in_mfma_region(ctx: PlanContext, index: int) -> bool:

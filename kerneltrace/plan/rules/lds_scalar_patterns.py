@@ -18,10 +18,9 @@ from kerneltrace.plan.rules.drain import (
     Drain,
     PatternThresholds,
     charged_note,
+    exposed_drain,
     exposed_wait_stall,
-    first_draining_wait,
     unique_by_index,
-    walk_limit,
 )
 from kerneltrace.plan.spec import plan_rule
 from kerneltrace.plan.verdict import once_per_wave, total_stall
@@ -48,19 +47,9 @@ def lds_read_before_mfma(ctx: PlanContext) -> list[Finding]:
         line = ctx.line_of.get(read["index"])
         if not line or line.get("artifact"):
             continue
-        drain = first_draining_wait(
-            ctx,
-            read,
-            LGKM_COUNTERS,
-            lambda ins: ins.get("type") in (LDS, SMEM),
-            walk_limit(ctx, read["index"], limits.lds_wait_search),
-        )
-        if (
-            drain is None
-            or not stalled(drain.wait)
-            or drain.unknown_mfma
-            or drain.mfma_cycles >= limits.lds_latency_cycles
-        ):
+        drain = exposed_drain(ctx, read, LGKM_COUNTERS, lambda ins: ins.get("type") in (LDS, SMEM),
+                              limits.lds_wait_search, limits.lds_latency_cycles)
+        if drain is None:
             continue
         ops = operands(read["asm"])
         written = registers(ops[0]) if ops else set()

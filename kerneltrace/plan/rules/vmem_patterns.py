@@ -16,11 +16,10 @@ from kerneltrace.plan.rules.drain import (
     Drain,
     PatternThresholds,
     charged_note,
+    exposed_drain,
     exposed_wait_stall,
-    first_draining_wait,
     in_mfma_region,
     unique_by_index,
-    walk_limit,
     where_phrase,
 )
 from kerneltrace.plan.spec import plan_rule
@@ -70,19 +69,10 @@ def loads_in_mfma_loop(ctx: PlanContext) -> list[Finding]:
             # a burst of back-to-back loads is P2's finding, with the same fix
             if load["index"] in in_bursts or not in_mfma_region(ctx, load["index"]):
                 continue
-            drain = first_draining_wait(
-                ctx,
-                load,
-                VMEM_COUNTERS,
-                lambda ins: ins.get("type") in (VMEM_LOAD, VMEM_STORE),
-                walk_limit(ctx, load["index"], limits.wait_search),
-            )
-            if (
-                drain is None
-                or not stalled(drain.wait)
-                or drain.unknown_mfma
-                or drain.mfma_cycles >= limits.hbm_latency_cycles
-            ):
+            drain = exposed_drain(ctx, load, VMEM_COUNTERS,
+                                  lambda ins: ins.get("type") in (VMEM_LOAD, VMEM_STORE),
+                                  limits.wait_search, limits.hbm_latency_cycles)
+            if drain is None:
                 continue
             pairs.append((load, drain))
         candidates = {load["index"] for load, _ in pairs}
