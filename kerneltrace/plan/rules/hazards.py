@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kerneltrace.analysis.exp_guard import find_exp_guards
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
@@ -106,7 +107,8 @@ def nop_hazards(ctx: PlanContext) -> list[Finding]:
 
     One finding per hazard cause whose `s_nop` stall is ≥ 3 % of all stall.
 
-    Trigger: `s_nop` stall per hazard cause ≥ 3 % of stall; cause: a lane op right after the `s_nop`
+    Trigger: `s_nop` stall per hazard cause ≥ 3 % of stall (not counting the `s_nop`s of an exp's
+        denormal range guard: EXP-denormal-guard); cause: a lane op right after the `s_nop`
         (lane/SGPR), a compare writing VCC right before it that a `v_cndmask` reads (compare/select:
         fix = compares first, selects after, no masking on tiles that need none, `v_max`/`v_med3`
         clamps), else the nearest producer in the 4 instructions before: transcendental
@@ -116,8 +118,13 @@ def nop_hazards(ctx: PlanContext) -> list[Finding]:
     Gain: 30–80 % of that `s_nop` stall
     Fix: put independent work between the hazard's producer and its consumer"""
     limits = ctx.thresholds.of(HazardThresholds)
+    # the `s_nop`s of an exp's denormal range guard go with the guard (EXP-denormal-guard):
+    # the fix removes them, it does not fill them with other work
+    guarded = {index for guard in find_exp_guards(ctx.program_order)
+               for index in guard.guard_indices}
     nops = [ins for ins in ctx.program_order
-            if ins.get("type") == isa.NOP and (ins.get("stall_cycles") or 0) > 0]
+            if ins.get("type") == isa.NOP and (ins.get("stall_cycles") or 0) > 0
+            and ins["index"] not in guarded]
     by_cause: dict[str, list[tuple[dict, dict | None]]] = {}
     for nop in nops:
         before, after = ctx.neighbours(nop["index"], limits.look_back, 1)
