@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kerneltrace.analysis.issue_mix import row_stall
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
@@ -98,6 +99,20 @@ def hideable_range(kind: str, limits: LineThresholds) -> tuple[str, str, float, 
     return cause, fix, low, high
 
 
+def estimated_line(rows: list[dict], share: float, kind: str) -> tuple[float, str]:
+    """A line's (share, dominant type) without a stall column: its latency share scaled to the
+    part that is estimated stall (latency beyond issue: an MFMA row's pass cycles are pipe time,
+    not a stall to fix), and the type holding most of that stall (as REGION-hotspot does)."""
+    latency = sum(int(ins.get("latency_cycles") or 0) for ins in rows)
+    by_type: dict[str, int] = {}
+    for ins in rows:
+        by_type[ins.get("type") or isa.OTHER] = by_type.get(ins.get("type") or isa.OTHER, 0) + row_stall(ins)
+    stall = sum(by_type.values())
+    if not latency or not stall:
+        return 0.0, kind
+    return share * stall / latency, max(by_type, key=lambda t: (by_type[t], t))
+
+
 @plan_rule(id="LINE-hotspot", lever="line", calibrated=True, stage="fallback", order=1000,
            thresholds=(LineThresholds,))
 def top_line_hotspots(ctx: PlanContext, covered: set[str]) -> list[Finding]:
@@ -113,9 +128,11 @@ def top_line_hotspots(ctx: PlanContext, covered: set[str]) -> list[Finding]:
     findings = []
     for line in ctx.real_lines(limits.top_lines):
         share = line.get("share") or 0.0
+        kind = line.get("dominant_type") or isa.OTHER
+        if ctx.ranking_basis[0] != "stall_cycles":
+            share, kind = estimated_line(ctx.line_instructions(line), share, kind)
         if line["location"] in covered or share < limits.min_share:
             continue
-        kind = line.get("dominant_type") or isa.OTHER
         cause, fix, low, high = hideable_range(kind, limits)
         # pcsampling documents carry stalled samples instead of stall cycles
         # pcsampling: stalled samples; no stall column (legacy): latency
