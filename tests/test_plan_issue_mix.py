@@ -13,8 +13,9 @@ import pytest
 from kerneltrace.analysis.issue_mix import issue_cycles, latency_mix, row_stall
 from kerneltrace.analysis.wait_staircase import staircases
 from kerneltrace.document.hotspot_report import analyze_dispatch
+from kerneltrace.plan.rules.loop_work import LoopWorkThresholds
+from kerneltrace.plan.rules.staircase import StaircaseThresholds
 from kerneltrace.plan.summary import build_summary
-from kerneltrace.plan.verdict import MEMORY_TYPES, type_share
 from kerneltrace.synth import (
     KernelSpec,
     LoopRegion,
@@ -99,7 +100,9 @@ def test_issue_cycles_use_the_mfma_pass_time():
 def test_valu_paced_loop_is_issue_bound_not_memory(tmp_path):
     doc, entry, ranked = plan_of(tmp_path, valu_work_loop())
     # the stall alone reads memory: most of it is the wait, so a stall-only verdict says memory
-    assert type_share(doc, *MEMORY_TYPES) >= DEFAULT_VERDICT.memory_share
+    memory = sum(e["share"] for e in doc["stall_by_type"]
+                 if e["type"] in ("VMEM-wait", "VMEM-load", "VMEM-store"))
+    assert memory >= DEFAULT_VERDICT.memory_share
     verdict = entry["bottleneck"]
     assert verdict["kind"] == "issue-dependency", verdict["sentence"]
     assert "VALU/SALU instructions hold" in verdict["sentence"]
@@ -109,6 +112,7 @@ def test_valu_paced_loop_is_issue_bound_not_memory(tmp_path):
     assert first["verdict_aligned"] and first["scope"] == "loop"
     # the dependent issue (the packed multiply waiting on the relu of the MFMA result) leads
     assert first["evidence"][0]["asm"].startswith("v_pk_mul_f32")
+    assert first["evidence"][0]["stall_cycles"] >= LoopWorkThresholds().dependent_per_hit
     assert "v_maximum3_f32" in first["root_cause"] and "v_mfma_f32_16x16x16_f16" in first["root_cause"]
     gain = first["estimated_gain"]
     assert gain["unit"] == "kernel_time" and 0 < gain["low"] < gain["high"] <= 0.25
@@ -165,7 +169,7 @@ def test_staircase_needs_the_same_wait_each_before_a_load():
             row(4, "s_waitcnt vmcnt(2)", "VMEM-wait"), row(5, load, "VMEM-load"),
             row(6, "s_waitcnt vmcnt(3)", "VMEM-wait"), row(7, "v_add_u32 v1, v1, v2", "VALU"),
             row(8, "s_waitcnt vmcnt(3)", "VMEM-wait"), row(9, load, "VMEM-load")]
-    (stair,) = staircases(rows, (0, 9), min_steps=3)
+    (stair,) = staircases(rows, (0, 9), min_steps=StaircaseThresholds().min_steps)
     assert stair.wait == "s_waitcnt vmcnt(3)"
     # row 6 paces no load (the next vector-memory row is another wait); row 4 is another count
     assert stair.waits == (0, 2, 8) and stair.loads == (1, 3, 9)
