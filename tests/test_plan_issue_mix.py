@@ -174,3 +174,6 @@ def test_staircase_needs_the_same_wait_each_before_a_load():
     # row 6 paces no load (the next vector-memory row is another wait); row 4 is another count
     assert stair.waits == (0, 2, 8) and stair.loads == (1, 3, 9)
     assert staircases(rows, (0, 9), min_steps=4) == []
+    # `vmcnt(0)` before each load drains everything: a serialized sequence, not a staircase
+    drains = [{**r, "asm": r["asm"].replace("vmcnt(3)", "vmcnt(0)")} for r in rows]
+    assert staircases(drains, (0, 9), min_steps=3) == []

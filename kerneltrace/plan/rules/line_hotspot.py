@@ -9,6 +9,7 @@ from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
 from kerneltrace.plan.spec import plan_rule
+from kerneltrace.plan.verdict import is_no_stall
 from kerneltrace.thresholds import heuristic
 
 _HIDES = "share of a line's {} stall its fix hides"
@@ -129,7 +130,7 @@ def top_line_hotspots(ctx: PlanContext, covered: set[str]) -> list[Finding]:
     for line in ctx.real_lines(limits.top_lines):
         share = line.get("share") or 0.0
         kind = line.get("dominant_type") or isa.OTHER
-        if ctx.ranking_basis[0] != "stall_cycles":
+        if ctx.ranking_basis[0] != "stall_cycles" and is_no_stall(ctx.hotspots):
             share, kind = estimated_line(ctx.line_instructions(line), share, kind)
         if line["location"] in covered or share < limits.min_share:
             continue
