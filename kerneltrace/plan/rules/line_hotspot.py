@@ -101,17 +101,21 @@ def hideable_range(kind: str, limits: LineThresholds) -> tuple[str, str, float, 
 
 
 def estimated_line(rows: list[dict], share: float, kind: str) -> tuple[float, str]:
-    """A line's (share, dominant type) without a stall column: its latency share scaled to the
-    part that is estimated stall (latency beyond issue: an MFMA row's pass cycles are pipe time,
-    not a stall to fix), and the type holding most of that stall (as REGION-hotspot does)."""
+    """A line's (share, dominant type) without a stall column: its latency share less the pass
+    cycles of its MFMA rows (an MFMA's latency up to its pass time is the matrix pipe working,
+    or a co-resident wave's MFMA, not a stall to fix: isa/mfma.py), and the type holding most of
+    what is left. Other rows keep their latency: the calibrated ranges were fitted on it."""
     latency = sum(int(ins.get("latency_cycles") or 0) for ins in rows)
     by_type: dict[str, int] = {}
     for ins in rows:
-        by_type[ins.get("type") or isa.OTHER] = by_type.get(ins.get("type") or isa.OTHER, 0) + row_stall(ins)
-    stall = sum(by_type.values())
-    if not latency or not stall:
+        kept = int(ins.get("latency_cycles") or 0)
+        if ins.get("type") == isa.MFMA:
+            kept = row_stall(ins)
+        by_type[ins.get("type") or isa.OTHER] = by_type.get(ins.get("type") or isa.OTHER, 0) + kept
+    kept_total = sum(by_type.values())
+    if not latency or not kept_total:
         return 0.0, kind
-    return share * stall / latency, max(by_type, key=lambda t: (by_type[t], t))
+    return share * kept_total / latency, max(by_type, key=lambda t: (by_type[t], t))
 
 
 @plan_rule(id="LINE-hotspot", lever="line", calibrated=True, stage="fallback", order=1000,
