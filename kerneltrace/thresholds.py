@@ -105,6 +105,9 @@ class VerdictThresholds:
                                          "names the issue-bound part")
     mix_listed_share: float = heuristic(0.05, "smallest issue-type share the loop issue verdict "
                                         "lists by name")
+    loop_work_share: float = heuristic(0.5, "share of the hot loop's latency (issue + stall) on "
+                                       "VALU/SALU instructions from which the loop is issue-bound "
+                                       "on its own vector work (when above its waits' share)")
 
 
 @dataclass(frozen=True)

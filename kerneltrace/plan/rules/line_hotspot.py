@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kerneltrace.analysis.issue_mix import row_stall
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
 from kerneltrace.plan.spec import plan_rule
+from kerneltrace.plan.verdict import is_no_stall
 from kerneltrace.thresholds import heuristic
 
 _HIDES = "share of a line's {} stall its fix hides"
@@ -98,6 +100,24 @@ def hideable_range(kind: str, limits: LineThresholds) -> tuple[str, str, float, 
     return cause, fix, low, high
 
 
+def estimated_line(rows: list[dict], share: float, kind: str) -> tuple[float, str]:
+    """A line's (share, dominant type) without a stall column: its latency share less the pass
+    cycles of its MFMA rows (an MFMA's latency up to its pass time is the matrix pipe working,
+    or a co-resident wave's MFMA, not a stall to fix: isa/mfma.py), and the type holding most of
+    what is left. Other rows keep their latency: the calibrated ranges were fitted on it."""
+    latency = sum(int(ins.get("latency_cycles") or 0) for ins in rows)
+    by_type: dict[str, int] = {}
+    for ins in rows:
+        kept = int(ins.get("latency_cycles") or 0)
+        if ins.get("type") == isa.MFMA:
+            kept = row_stall(ins)
+        by_type[ins.get("type") or isa.OTHER] = by_type.get(ins.get("type") or isa.OTHER, 0) + kept
+    kept_total = sum(by_type.values())
+    if not latency or not kept_total:
+        return 0.0, kind
+    return share * kept_total / latency, max(by_type, key=lambda t: (by_type[t], t))
+
+
 @plan_rule(id="LINE-hotspot", lever="line", calibrated=True, stage="fallback", order=1000,
            thresholds=(LineThresholds,))
 def top_line_hotspots(ctx: PlanContext, covered: set[str]) -> list[Finding]:
@@ -113,9 +133,11 @@ def top_line_hotspots(ctx: PlanContext, covered: set[str]) -> list[Finding]:
     findings = []
     for line in ctx.real_lines(limits.top_lines):
         share = line.get("share") or 0.0
+        kind = line.get("dominant_type") or isa.OTHER
+        if ctx.ranking_basis[0] != "stall_cycles" and is_no_stall(ctx.hotspots):
+            share, kind = estimated_line(ctx.line_instructions(line), share, kind)
         if line["location"] in covered or share < limits.min_share:
             continue
-        kind = line.get("dominant_type") or isa.OTHER
         cause, fix, low, high = hideable_range(kind, limits)
         # pcsampling documents carry stalled samples instead of stall cycles
         # pcsampling: stalled samples; no stall column (legacy): latency

@@ -63,6 +63,11 @@ def region_hotspots(ctx: PlanContext, *, force: bool = False) -> list[Finding]:
     if regions and regions[0].metric_cycles < limits.min_region_share * total:
         # the cost is spread thin over many waits: rank whole basic blocks instead
         regions = split_regions(ctx.program_order, artifacts, by, at_waits=False)
+    from kerneltrace.plan.rules.staircase import staircase_waits
+
+    # a region closed by a staircase wait is one step of WAIT-staircase's pattern: ranked there
+    stairs = staircase_waits(ctx)
+    regions = [r for r in regions if not stairs or _top_row(ctx, r, by) not in stairs]
     findings = []
     metric = "stall" if by == "stall_cycles" else "latency"
     for region in regions[:limits.max_regions]:
@@ -103,6 +108,13 @@ def region_hotspots(ctx: PlanContext, *, force: bool = False) -> list[Finding]:
             effort="medium",
         ))
     return findings
+
+
+def _top_row(ctx: PlanContext, region, by: str) -> int:
+    """The region's row holding most of its metric (estimated stall without a stall column)."""
+    rows = [ctx.instructions[i] for i in region.instructions]
+    key = (lambda ins: int(ins.get(by) or 0)) if by == "stall_cycles" else estimated_stall
+    return max(rows, key=lambda ins: (key(ins), -ins["index"]))["index"]
 
 
 @plan_rule(id="GLUE-line-loads", lever="memory-pipeline", order=170, calibrated=True,
