@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 
 import pytest
 
 from kerneltrace.analysis.coverage import trace_coverage
-from kerneltrace.analysis.structure import structure_of
+from kerneltrace.analysis.launch import launch_context
 from kerneltrace.analysis.waves.residency import residency_summary
 from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.plan.context import PlanContext
@@ -18,7 +19,6 @@ from kerneltrace.plan.coverage import capture_notes, gain_factors, judged
 from kerneltrace.plan.occupancy_check import headroom, observed, without_occupancy_advice
 from kerneltrace.plan.pipeline import run_all
 from kerneltrace.plan.summary import build_summary
-from kerneltrace.plan.verdict import Bottleneck
 from kerneltrace.readers.realtime import realtime_mhz
 from kerneltrace.render.plan import render_markdown
 from kerneltrace.synth import demo_gemm, write_dispatch_dir
@@ -42,9 +42,20 @@ def _with_row(doc: dict, duration_ns: int, workgroups: int, *, executed: float |
     if executed is not None:
         doc["totals"] = {**doc["totals"],
                          "executed_instructions": round(executed * doc["totals"]["instructions"])}
-    doc.pop("structure", None)
-    doc["structure"] = structure_of(doc)
+    launch = launch_context(doc["metadata"]["kernel_trace"], doc["metadata"]["agent"],
+                            doc.get("occupancy"), 64)
+    launch = launch.to_dict() if launch else None
+    doc["structure"] = {**doc["structure"], "launch": launch,
+                        "trace_coverage": trace_coverage(doc, launch)}
     return doc
+
+
+def _verdict(helps: list[str]):
+    """A verdict (Bottleneck) with these helps."""
+    from plan_synthetic import Ins, hotspot_doc
+
+    verdict = PlanContext(hotspot_doc([Ins("s_waitcnt vmcnt(0)", "VMEM-wait", "k.py:2", 9, 9)])).verdict
+    return replace(verdict, helps=helps, does_not_help=[])
 
 
 def test_realtime_clock_is_read_from_the_capture(gemm_doc):
@@ -154,8 +165,7 @@ def test_observed_below_the_computed_limit_names_another_resource():
     assert "likely LDS" in seen["text"]
     shown, why = headroom(doc)
     assert not shown and "1 wave(s)/SIMD" in why
-    verdict = Bottleneck("memory-latency", "s", helps=["issue loads earlier", "more waves to "
-                                                       "overlap waits (occupancy)"])
+    verdict = _verdict(["issue loads earlier", "more waves to overlap waits (occupancy)"])
     adjusted = without_occupancy_advice(verdict, doc)
     assert adjusted.helps == ["issue loads earlier"]
     assert adjusted.does_not_help[-1].startswith("more waves per SIMD (occupancy)")
@@ -167,7 +177,7 @@ def test_more_waves_advised_only_with_headroom():
     launch = {"launch": {"waves_per_simd_grid": 16.0}}
     doc = {"occupancy": _occupancy(2, 5), **_residency(2, refilled=True), "structure": launch}
     assert observed(doc)["status"] == "reached" and headroom(doc) == (True, "")
-    verdict = Bottleneck("memory-latency", "s", helps=["more waves to overlap waits (occupancy)"])
+    verdict = _verdict(["more waves to overlap waits (occupancy)"])
     assert without_occupancy_advice(verdict, doc) == verdict
     # the grid supplies what the CU holds: no headroom
     capped = {**doc, "structure": {"launch": {"waves_per_simd_grid": 2.0}}}
