@@ -52,8 +52,10 @@ def observed(doc: dict) -> dict | None:
     else:
         status, text = "unexplained", (
             f"the traced CUs held at most {seen} wave(s)/SIMD at once, below the computed "
-            f"{computed} ({limiter}); without a kernel-trace grid or a refill of the CU it is "
-            "unknown whether the grid or another resource caps it")
+            f"{computed} ({limiter}); neither the grid ("
+            + (f"{grid:g} waves/SIMD from the kernel-trace row" if isinstance(grid, int | float)
+               else "no kernel-trace row")
+            + ") nor a refill of the CU tells whether the grid or another resource caps it")
     return {"computed": computed, "observed": seen, "status": status, "text": text}
 
 
