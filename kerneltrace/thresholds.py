@@ -185,6 +185,26 @@ class LaunchBoundThresholds:
 
 
 @dataclass(frozen=True)
+class CoverageThresholds:
+    """Whether the traced waves stand for the dispatch (kerneltrace/plan/coverage.py: trace
+    coverage against the kernel duration, early exit; plan/occupancy_check.py: the observed
+    residency against the occupancy model)."""
+
+    CONCERN = "coverage"
+    row_match: float = heuristic(0.7, "lowest ratio (smaller over larger) of the traced waves "
+                                 "per CU to the waves the kernel-trace row's grid gives a CU for "
+                                 "which that row describes this trace: its duration then bounds "
+                                 "the kernel-time gains")
+    early_exit_executed: float = heuristic(0.05, "share of the code's instructions executed at "
+                                           "or below which the traced waves ran only a path "
+                                           "around the kernel's body (early exit)")
+    early_exit_coverage: float = heuristic(0.25, "trace coverage (traced span / kernel duration) "
+                                           "at or below which the traced waves are short "
+                                           "relative to the kernel: with early_exit_executed, "
+                                           "the early-exit capture note")
+
+
+@dataclass(frozen=True)
 class StructureThresholds:
     """Structure detection in the hotspot stage (kerneltrace/analysis: loops, barriers, chains,
     stragglers, source lines). Applied when the hotspot document is built: `plan.thresholds.
@@ -282,12 +302,13 @@ class GateThresholds:
 
 CORE_CONCERNS: dict[str, type] = {kind.CONCERN: kind for kind in (
     VerdictThresholds, GainThresholds, L2Thresholds, LaunchBoundThresholds,
-    StructureThresholds)}
+    CoverageThresholds, StructureThresholds)}
 
 DEFAULT_VERDICT = VerdictThresholds()
 DEFAULT_GAINS = GainThresholds()
 DEFAULT_L2 = L2Thresholds()
 DEFAULT_LAUNCH_BOUND = LaunchBoundThresholds()
+DEFAULT_COVERAGE = CoverageThresholds()
 DEFAULT_STRUCTURE = StructureThresholds()
 DEFAULT_COMPARE = CompareThresholds()
 DEFAULT_GATE = GateThresholds()

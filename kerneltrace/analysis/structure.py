@@ -1,4 +1,4 @@
-"""The `structure` object of the hotspot document: control flow, drained waits, setup, barriers, launch.
+"""The `structure` object of the hotspot document: control flow, drained waits, setup, barriers, launch, coverage.
 
 Everything here comes from the instruction table (code.json) and the kernel-trace / agent
 metadata alone, so it exists without wave files; it is computed from the document's own
@@ -14,6 +14,7 @@ from types import SimpleNamespace
 from kerneltrace.analysis.barrier_stragglers import straggler_causes
 from kerneltrace.analysis.barriers import barrier_causes
 from kerneltrace.analysis.control_flow import control_flow, rows_from_instructions
+from kerneltrace.analysis.coverage import trace_coverage
 from kerneltrace.analysis.dataflow import select_chains
 from kerneltrace.analysis.drains import drain_waits, stall_by_class
 from kerneltrace.analysis.launch import doc_wave_size, launch_context, request_traffic
@@ -98,5 +99,6 @@ def structure_of(doc: Mapping, limits: StructureThresholds = DEFAULT_STRUCTURE) 
         "barriers": _with_stragglers(barriers.to_dict() if barriers else None, doc, rows, drains),
         "launch": launch.to_dict() if launch else None,
         "traffic": traffic.to_dict() if traffic else None,
+        "trace_coverage": trace_coverage(doc, launch.to_dict() if launch else None),
         "select_chains": [{"first": c.first, "last": c.last, "length": c.length} for c in chains],
     }

@@ -16,7 +16,7 @@ from kerneltrace.isa.registers import operands, reads, registers
 from kerneltrace.plan.findings import Evidence, Finding, make_finding
 from kerneltrace.plan.l2_metrics import l2_metrics
 from kerneltrace.plan.verdict import type_share, wave_count
-from kerneltrace.thresholds import GainThresholds, Table, VerdictThresholds
+from kerneltrace.thresholds import CoverageThresholds, GainThresholds, Table, VerdictThresholds
 
 
 @dataclass
@@ -73,9 +73,21 @@ class PlanContext:
     @cached_property
     def verdict(self):
         """The bottleneck verdict (kerneltrace.plan.verdict.decide) of this dispatch."""
+        from kerneltrace.plan.coverage import with_early_exit
+        from kerneltrace.plan.occupancy_check import without_occupancy_advice
         from kerneltrace.plan.verdict import decide
 
-        return decide(self.hotspots, self.l2_metrics or None, self.thresholds.of(VerdictThresholds))
+        verdict = decide(self.hotspots, self.l2_metrics or None, self.thresholds.of(VerdictThresholds))
+        # what the trace itself says about the verdict: no work traced, no occupancy headroom
+        verdict = with_early_exit(verdict, self.coverage)
+        return without_occupancy_advice(verdict, self.hotspots)
+
+    @cached_property
+    def coverage(self):
+        """The judged trace coverage (kerneltrace.plan.coverage), or None."""
+        from kerneltrace.plan.coverage import judged
+
+        return judged(self.hotspots, self.thresholds.of(CoverageThresholds))
 
     @cached_property
     def instructions(self) -> dict[int, dict]:

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from kerneltrace.plan.context import PlanContext
+from kerneltrace.plan.coverage import gain_factors
 from kerneltrace.plan.findings import PRIORITIES, Finding, Gain
 from kerneltrace.plan.rules import CALIBRATED_RULES, VERDICT_RULES, spec_for
 from kerneltrace.plan.verdict import (
@@ -325,9 +326,9 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, ctx: PlanContex
 
 def kernel_time_factor(ctx: PlanContext) -> tuple[float, float, str]:
     """(factor for the low end, for the high end, why) turning a share of the ranking metric
-    (stall, or latency without a stall column) into a share of kernel time: metric / the waves'
-    lifetime × the part not hidden by other waves (wave files). The traced waves are taken to
-    stand for the dispatch (a single-CU trace cannot say more; the same for every finding)."""
+    (stall, or latency without a stall column) into a share of the traced waves' time: metric /
+    the waves' lifetime × the part not hidden by other waves (wave files). How far the traced
+    waves stand for the dispatch is `coverage_factors` (the same for every finding)."""
     doc = ctx.hotspots
     _, metric = ctx.ranking_basis
     lifetime_share = time_share(1.0, ctx) if metric else 1.0
@@ -347,6 +348,7 @@ def in_kernel_time(findings: list[Finding], ctx: PlanContext) -> None:
     """Restate every ranked gain as a fraction of kernel time (calibrated and launch gains
     already are) and set the priority from it alone."""
     low_f, high_f, why = kernel_time_factor(ctx)
+    cover_low, cover_high, covered = gain_factors(ctx.coverage)
     limits = ctx.thresholds.of(GainThresholds)
     for finding in findings:
         gain = finding.estimated_gain
@@ -366,6 +368,11 @@ def in_kernel_time(findings: list[Finding], ctx: PlanContext) -> None:
                         unit="kernel_time")
         else:
             gain = replace(gain, ranking=None)
+        if covered and spec_for(finding.rule).lever != "launch":
+            # a share of the traced waves' time is a share of kernel time only as far as they
+            # span the kernel (the grid's idle share, a launch gain, is not theirs)
+            gain = replace(gain, low=round(gain.low * cover_low, 4),
+                           high=round(gain.high * cover_high, 4), basis=gain.basis + covered)
         finding.estimated_gain = gain
         level = ("HIGH" if gain.high >= limits.kernel_time_high
                  else "MED" if gain.high >= limits.kernel_time_med else "LOW")

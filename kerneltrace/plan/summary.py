@@ -8,8 +8,10 @@ from kerneltrace.analysis.dispatch_labels import dispatch_labels
 from kerneltrace.analysis.launch import launch_judgement
 from kerneltrace.compare.gate import parse_thresholds
 from kerneltrace.plan.context import PlanContext
+from kerneltrace.plan.coverage import capture_notes
 from kerneltrace.plan.gains import group_gain
 from kerneltrace.plan.l2_metrics import l2_metrics
+from kerneltrace.plan.occupancy_check import observed as observed_occupancy
 from kerneltrace.plan.pipeline import run_all
 from kerneltrace.plan.rules import DEFAULT_TABLE
 from kerneltrace.plan.verdict import doc_structure
@@ -106,8 +108,11 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = D
         "source_mapping": hotspot_doc.get("source_mapping"),
         "costs": hotspot_doc.get("costs"),
         "capture_warnings": list(hotspot_doc.get("capture_warnings") or []),
-        "capture_quality": capture_quality(hotspot_doc, findings),
+        # the capture's own limits first: whether the traced waves stand for the dispatch
+        "capture_quality": capture_notes(ctx.coverage) + capture_quality(hotspot_doc, findings),
         "launch": ctx.structure.get("launch"),
+        "trace_coverage": ctx.coverage.to_dict() if ctx.coverage else None,
+        "occupancy_observed": observed_occupancy(hotspot_doc),
         "traffic": ctx.structure.get("traffic"),
         "findings": [finding.to_dict() for finding in findings],
     }

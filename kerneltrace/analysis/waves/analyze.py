@@ -11,6 +11,7 @@ Each concern lives in its own module (definitions and the "why" of each rule are
 * loops.py        hot loops, MFMA busy fraction, prologue/loop/epilogue split
 * consistency.py  invariant check (files listed/present/skipped, code.json = Σ waves)
 * occupancy.py    resident waves over time from occupancy.json
+* residency.py    waves resident at once per SIMD/CU from the wave lifetimes
 * stragglers.py   at each barrier, the wave that arrived last and what made it late
 """
 
@@ -24,10 +25,12 @@ from kerneltrace.analysis.waves.consistency import consistency
 from kerneltrace.analysis.waves.loops import loop_summary, mfma_pass_cycles_by_row
 from kerneltrace.analysis.waves.occupancy import occupancy_summary
 from kerneltrace.analysis.waves.peers import PeerTotals, peer_summary
+from kerneltrace.analysis.waves.residency import residency_summary
 from kerneltrace.analysis.waves.states import state_summary
 from kerneltrace.analysis.waves.stragglers import StragglerTotals, straggler_summary
 from kerneltrace.analysis.waves.stream import accumulate
 from kerneltrace.analysis.waves.waitcnt import wait_links, waitcnt_summary
+from kerneltrace.readers.realtime import realtime_mhz
 from kerneltrace.readers.wavefile.reader import wave_files
 from kerneltrace.thresholds import DEFAULT_STRUCTURE, StructureThresholds
 
@@ -71,6 +74,8 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = No
         "loops": loop_summary(totals.loops, rows, mfma_unknown),
         "consistency": consistency(dispatch_dir, paths, totals, table),
         "occupancy": occupancy_summary(dispatch_dir, totals.traced_cu),
+        "residency": residency_summary(totals.per_wave),
+        "clock_mhz": realtime_mhz(dispatch_dir),  # measured shader clock (realtime.json), or None
         "peers": peer_summary(totals.peers, rows),
         "stragglers": straggler_summary(totals.stragglers, limits.untraced_factor),
     }

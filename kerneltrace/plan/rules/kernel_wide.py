@@ -8,6 +8,7 @@ from kerneltrace.analysis.barrier_stragglers import memory_share
 from kerneltrace.isa.classify import BARRIER, LDS_SMEM_WAIT, VMEM_LOAD, VMEM_WAIT
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, finding_id, hiding_gain, scoped_title
+from kerneltrace.plan.occupancy_check import observed as observed_occupancy
 from kerneltrace.plan.rules.stragglers import (
     cause_evidence,
     straggler_note,
@@ -99,7 +100,8 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     Trigger: occupancy ≤ 4 waves/SIMD, limited by VGPR/AGPR/LDS/SGPR, below the hardware cap, and ≥
         20 % of stall is memory waits/barriers; scope kernel. Names every tied limiter (lifting
         one alone adds no wave); none when the grid supplies no more waves per SIMD than the CU
-        holds (`structure.launch`) or when the LDS/workgroup limits are unknown
+        holds (`structure.launch`), when the LDS/workgroup limits are unknown, or when the wave
+        files show the traced CUs below the computed limit (plan/occupancy_check.py)
     Evidence: occupancy `limits`, `next_level`
     Gain: 0 to ½ × 1/(N+1) of wait+barrier stall (one more wave overlaps at most 1/(N+1); halved for
         shared bandwidth)
@@ -120,6 +122,9 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     grid = launch.get("waves_per_simd_grid")
     if isinstance(grid, int | float) and grid <= waves:
         return []  # the grid, not the CU, caps the waves per SIMD: more room per CU adds none
+    seen = observed_occupancy(ctx.hotspots)
+    if seen is not None and seen["status"] != "reached":
+        return []  # the traced CUs never held the computed limit: its limiter is not the cap
     tied = [t.upper() for t in occ.get("tied_limiters") or [limiter] if t]
     limiters = " and ".join(tied) if tied else limiter.upper()
     saves = " and ".join(_SAVE.get(t.lower(), t) for t in tied) or _SAVE[limiter]

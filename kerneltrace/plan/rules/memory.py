@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from kerneltrace.isa.classify import VMEM_LOAD, VMEM_WAIT
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, hiding_gain, scoped_title
+from kerneltrace.plan.occupancy_check import headroom as occupancy_headroom
 from kerneltrace.plan.spec import FindingKind, plan_rule
 from kerneltrace.thresholds import L2Thresholds, heuristic
 
@@ -137,7 +138,9 @@ def memory_verdict(ctx: PlanContext) -> list[Finding]:
                 f"{facts}. Access is clean but bandwidth is far below ~50 % of peak "
                 "(heuristic): probably too few loads in flight.",
                 "Raise memory-level parallelism: more outstanding loads per wave (unroll, "
-                "prefetch), more waves (occupancy), or a grid that fills every CU.",
+                "prefetch)"
+                + (", more waves (occupancy)," if occupancy_headroom(ctx.hotspots)[0] else "")
+                + " or a grid that fills every CU.",
                 hiding_gain(share, *limits.parallelism_hideable, "the vector-memory stall"),
                 "medium",
                 common,

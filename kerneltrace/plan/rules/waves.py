@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, hiding_gain
+from kerneltrace.plan.occupancy_check import headroom as occupancy_headroom
 from kerneltrace.plan.rules.waves_refs import (
     PRODUCER_DEFAULT,
     PRODUCER_KINDS,
@@ -108,7 +109,9 @@ def entry_waits_on_user_loads(ctx: PlanContext) -> list[Finding]:
         if kind_type == isa.VMEM_LOAD and loop is None:
             fix = (
                 "Issue these loads earlier and put independent work between each load and its "
-                "first use; when nothing independent is left, more waves per SIMD hide the latency."
+                "first use"
+                + ("; when nothing independent is left, more waves per SIMD hide the latency."
+                   if occupancy_headroom(ctx.hotspots)[0] else ".")
             )
         evidence, seen = [], set()
         for wait, producer in sorted(pairs, key=lambda pair: -pair[1]["cycles"])[:4]:
