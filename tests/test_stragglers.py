@@ -106,6 +106,30 @@ def test_without_wave_files_the_code_json_segments_stay(root):
     assert not any(f["rule"] == "BAR-straggler-waits" for f in plan["findings"])
 
 
+def test_barrier_gain_is_the_partners_wait_with_the_matrix_pipe_idle(root):
+    """The barrier finding's gain comes from the wave timelines (docs/calibration.md section 3):
+    its high end is the barrier wait during which the SIMD's MFMA pipe idled, a share of the
+    waves' lifetime. Re-timing the same waves without the planted late wait measures what fixing
+    it gains: the three partners of each workgroup waited for the straggler, the straggler's own
+    extra stall is its wait finding's, so the barrier finding claims about 3/4 of that, never more."""
+    doc, plan = synthetic("wait", root)
+    planted = synchronised(simulate(SPEC), {BARRIER}, {LATE_SIMD: (B_WAIT, 2500)})
+    clean = synchronised(simulate(SPEC), {BARRIER}, {})
+    measured = 1 - sum(w.end - w.begin for w in clean) / sum(w.end - w.begin for w in planted)
+    wait = doc["waves"]["peers"]["barrier_wait"]
+    assert 0 < wait["mfma_idle_cycles"] <= wait["window_cycles"]
+    lifetime = sum(w.end - w.begin for w in planted)
+    bar = next(f for f in plan["findings"] if f["rule"] == "BAR-straggler-waits")
+    gain = bar["estimated_gain"]
+    assert gain["high"] == pytest.approx(wait["mfma_idle_cycles"] / lifetime, abs=1e-3)
+    assert 0.7 * measured <= gain["high"] <= measured
+    assert gain["low"] < gain["high"] and "wave timelines" in gain["basis"]
+    # without wave files the stall prior stays (nothing says how long the pipe idled)
+    _, blind = synthetic("wait", root, with_waves=False)
+    assert all("wave timelines" not in (f.get("estimated_gain") or {}).get("basis", "")
+               for f in blind["findings"])
+
+
 def _event(wave, row, arrival, release, window, lost, rows, cycles, simd=0, scope=(0, 1)):
     return (scope, row, arrival, release, wave, window, lost, rows, cycles, simd)
 

@@ -8,6 +8,7 @@ from kerneltrace.analysis.barrier_stragglers import memory_share
 from kerneltrace.isa.classify import BARRIER, LDS_SMEM_WAIT, VMEM_LOAD, VMEM_WAIT
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, finding_id, hiding_gain, scoped_title
+from kerneltrace.plan.rules.barrier_gain import barrier_gain
 from kerneltrace.plan.rules.stragglers import (
     cause_evidence,
     straggler_note,
@@ -34,12 +35,17 @@ class KernelWideThresholds:
                                          "reported (the synchronisation verdict needs "
                                          "verdict.barrier_share)")
     barrier_hideable: tuple[float, float] = heuristic((0.2, 0.6), "share of the barrier stall "
-                                                      "balancing and fewer barriers remove")
+                                                      "balancing and fewer barriers remove "
+                                                      "(without wave files; with them the low "
+                                                      "end × the exposed barrier wait, "
+                                                      "plan/rules/barrier_gain.py)")
     min_unmapped: float = heuristic(0.5, "unmapped instruction fraction from which the plan "
                                     "asks for line tables (SRC)")
     ping_pong_hideable: tuple[float, float] = heuristic((0.1, 0.4), "share of a ping-pong "
                                                         "schedule's barrier stall a shorter "
-                                                        "partner load/LDS phase removes")
+                                                        "partner load/LDS phase removes "
+                                                        "(without wave files; with them the low "
+                                                        "end × the exposed barrier wait)")
     straggler_evidence_share: float = heuristic(0.05, "share of the barrier wait below which a "
                                                 "straggler cause gives the barrier finding no "
                                                 "evidence rows")
@@ -167,7 +173,9 @@ def barrier_dominated(ctx: PlanContext) -> list[Finding]:
         is the symptom, the straggler's waits the cause
     Evidence: top barrier instructions (ping-pong: the waits before the pairing barriers first;
         straggler waits: the instructions the last wave waited at first)
-    Gain: 20–60 % of barrier stall
+    Gain: with wave files 20 % (ping-pong 10 %) to 100 % of the barrier waits during which the
+        SIMD's matrix pipe idled (no MFMA kernel: no wave issued), a share of the waves' lifetime
+        (plan/rules/barrier_gain.py); without, 20–60 % (ping-pong 10–40 %) of barrier stall
     Fix: double-buffer LDS (one barrier per iteration), balance work between waves"""
     limits = ctx.thresholds.of(KernelWideThresholds)
     share = ctx.type_share(BARRIER)
@@ -196,7 +204,9 @@ def barrier_dominated(ctx: PlanContext) -> list[Finding]:
         ctx.finding(
             "BAR-dominated", share, location=location,
             title=f"Barriers take {share:.0%} of stall cycles",
-            estimated_gain=hiding_gain(share, *limits.barrier_hideable, "the barrier stall"),
+            estimated_gain=barrier_gain(
+                ctx, hiding_gain(share, *limits.barrier_hideable, "the barrier stall"),
+                limits.barrier_hideable[0], "balancing the waves or overlapping two wave groups"),
             scope="kernel",
             root_cause=(
                 f"{len(barriers)} `s_barrier` instruction(s) stall: waves of a workgroup wait for the "
@@ -223,14 +233,16 @@ def ping_pong_phase(ctx: PlanContext, share: float, barriers: list[dict], struct
     causes = sorted((c for c in structure.get("barriers") or [] if c.get("cause_index") is not None),
                     key=lambda c: -(c.get("stall") or 0))
     cause_rows = [c["cause_index"] for c in causes[:4] if c["cause_index"] in ctx.instructions]
+    hideable = ctx.thresholds.of(KernelWideThresholds).ping_pong_hideable
     evidence = [ctx.evidence(ctx.instructions[i], "wait before a pairing barrier") for i in cause_rows]
     evidence += [ctx.evidence(ins, "pairing barrier") for ins in barriers[:3]]
     return ctx.finding(
         "BAR-ping-pong-phase", share, location=location,
         title=(f"Ping-pong: the barrier waits ({share:.0%} of stall) are one wave group waiting for "
                "its partner's load/LDS phase"),
-        estimated_gain=hiding_gain(share, *ctx.thresholds.of(KernelWideThresholds).ping_pong_hideable,
-                                   "the barrier stall (a shorter partner phase)"),
+        estimated_gain=barrier_gain(
+            ctx, hiding_gain(share, *hideable, "the barrier stall (a shorter partner phase)"),
+            hideable[0], "a partner load/LDS phase no longer than the MFMA phase"),
         scope="kernel",
         root_cause=(f"A conditional barrier before the loop (row(s) "
                     f"{', '.join(map(str, structure.get('staggering_barriers') or []))}) staggers "
