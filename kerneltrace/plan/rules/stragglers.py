@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from kerneltrace.analysis.barrier_stragglers import cause_sentence, memory_share, usable
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.rules.barrier_gain import barrier_gain
 from kerneltrace.plan.findings import Finding, hiding_gain
+from kerneltrace.plan.rules.barrier_gain import barrier_gain
 from kerneltrace.thresholds import VerdictThresholds
 
 CAUSE_ROWS = 6  # evidence rows taken from the leading causes
