@@ -96,6 +96,26 @@ def occupancy_gain(latency_share: float, waves: int, shared_bandwidth: float) ->
     )
 
 
+def cuts_a_round(launch: dict, occupancy: dict, agent: dict) -> bool:
+    """True unless the launch facts show that the next occupancy level needs as many rounds of
+    resident workgroups as this one: the grid's workgroups come in whole rounds, so room for one
+    more wave per SIMD only shortens the run when it removes a round (pa_decode: 1,024
+    workgroups on 256 CUs need 2 rounds at 2 and at 3 waves per SIMD). Unknown facts: True."""
+    import math
+
+    workgroups, cus = launch.get("workgroups"), launch.get("cu_count")
+    per_group, resident = launch.get("waves_per_workgroup"), launch.get("resident_workgroups_per_cu")
+    simds = agent.get("simd_per_cu")
+    nxt = (occupancy.get("next_level") or {}).get("waves_per_simd")
+    if not all(isinstance(v, int) and v > 0 for v in (workgroups, cus, per_group, resident, simds, nxt)):
+        return True
+    limit = (occupancy.get("limits") or {}).get("workgroup")
+    more = max(1, nxt * simds // per_group)
+    if isinstance(limit, int) and limit > 0:
+        more = min(more, limit)
+    return math.ceil(workgroups / (cus * more)) < math.ceil(workgroups / (cus * resident))
+
+
 @plan_rule(id="OCC-limited", lever="occupancy", order=110, thresholds=(KernelWideThresholds,))
 def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     """Occupancy limited by registers or LDS while waits dominate.
@@ -105,7 +125,9 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     Trigger: occupancy ≤ 4 waves/SIMD, limited by VGPR/AGPR/LDS/SGPR, below the hardware cap, and ≥
         20 % of stall is memory waits/barriers; scope kernel. Names every tied limiter (lifting
         one alone adds no wave); none when the grid supplies no more waves per SIMD than the CU
-        holds (`structure.launch`) or when the LDS/workgroup limits are unknown
+        holds (`structure.launch`), when the next occupancy level leaves the grid as many rounds
+        of resident workgroups (the grid's rounds, not the CU, cap it) or when the LDS/workgroup
+        limits are unknown
     Evidence: occupancy `limits`, `next_level`
     Gain: 0 to ½ × 1/(N+1) of wait+barrier stall (one more wave overlaps at most 1/(N+1); halved for
         shared bandwidth)
@@ -126,6 +148,8 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     grid = launch.get("waves_per_simd_grid")
     if isinstance(grid, int | float) and grid <= waves:
         return []  # the grid, not the CU, caps the waves per SIMD: more room per CU adds none
+    if not cuts_a_round(launch, occ, ((ctx.hotspots.get("metadata") or {}).get("agent") or {})):
+        return []  # the grid's rounds, not the CU: one more wave per SIMD leaves as many rounds
     tied = [t.upper() for t in occ.get("tied_limiters") or [limiter] if t]
     limiters = " and ".join(tied) if tied else limiter.upper()
     saves = " and ".join(_SAVE.get(t.lower(), t) for t in tied) or _SAVE[limiter]
