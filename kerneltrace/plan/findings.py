@@ -162,7 +162,8 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
     return [finding for _, finding in order]
 
 
-def lines_before_umbrellas(findings: list[Finding], carries: float = 0.5) -> list[Finding]:
+def lines_before_umbrellas(findings: list[Finding],
+                           carries: float = DEFAULT_GAINS.umbrella_line_share) -> list[Finding]:
     """An umbrella (a loop- or kernel-scope finding citing instructions) and the line finding
     that carries most of its cited stall, among those claiming at least `carries` of its
     kernel-time gain on the same instructions, are one change stated twice: the scope-wide view

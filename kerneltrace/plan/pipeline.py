@@ -43,6 +43,7 @@ from kerneltrace.plan.rules import ATTRIBUTION_RULES, RULES, WAVE_RULES, rule_na
 from kerneltrace.plan.rules.spills import spills_first
 from kerneltrace.plan.rules.waves import sharpen_with_waves
 from kerneltrace.plan.spec import PlanRule
+from kerneltrace.thresholds import GainThresholds
 
 Step = Callable[[list[Finding], PlanContext], list[Finding]]
 
@@ -107,8 +108,12 @@ def kernel_time(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
     return findings
 
 
+def _lines_first(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
+    return lines_before_umbrellas(findings, ctx.thresholds.of(GainThresholds).umbrella_line_share)
+
+
 def order_and_name(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
-    return dedupe_ids(spills_first(lines_before_umbrellas(sort_findings(findings))))
+    return dedupe_ids(spills_first(_lines_first(sort_findings(findings), ctx)))
 
 
 def _in_place(step: Callable[[list[Finding]], None]) -> Step:
@@ -121,7 +126,7 @@ def _in_place(step: Callable[[list[Finding]], None]) -> Step:
 
 
 def order_and_group(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
-    findings = spills_first(lines_before_umbrellas(sort_findings(findings)))
+    findings = spills_first(_lines_first(sort_findings(findings), ctx))
     gains.overlap_groups(findings)
     return findings
 
