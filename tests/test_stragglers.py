@@ -173,3 +173,27 @@ def test_real_captures_have_stragglers_for_every_barrier(path):
         assert 0 < barrier["wait_cycles"] <= barrier["stall_cycles"]
     causes = doc["structure"]["barriers"]["stragglers"]
     assert causes["families"]["memory"]["share"] >= 0.5  # the last wave waits on its tile loads
+
+
+def test_exposed_barrier_wait_is_the_idle_bound_pipe_share():
+    """With MFMAs the bound pipe is the matrix pipe; without, any issue at all counts as work."""
+    from kerneltrace.plan.context import PlanContext
+    from kerneltrace.plan.findings import Gain
+    from kerneltrace.plan.rules.barrier_gain import barrier_gain, exposed_barrier_wait
+
+    def ctx(mfma_busy, waves=True):
+        doc = {"instructions": [], "totals": {"stall_cycles": 1000}}
+        if waves:
+            doc["waves"] = {"waves": 4, "per_wave": {"duration": {"mean": 1000}},
+                            "peers": {"pipe_busy": {"MFMA": mfma_busy},
+                                      "barrier_wait": {"window_cycles": 900,
+                                                       "mfma_idle_cycles": 800,
+                                                       "non_hidden_cycles": 400}}}
+        return PlanContext(doc)
+
+    assert exposed_barrier_wait(ctx(0.3)) == (0.2, "the SIMD's matrix pipe was idle")
+    assert exposed_barrier_wait(ctx(0.0))[0] == 0.1
+    prior = Gain(0.01, 0.03, "stall prior")
+    gain = barrier_gain(ctx(0.3), prior, 0.2, "a fix")
+    assert (gain.low, gain.high, gain.unit) == (0.04, 0.2, "wave_time")
+    assert barrier_gain(ctx(0.3, waves=False), prior, 0.2, "a fix") is prior
