@@ -138,6 +138,10 @@ class GainThresholds:
     effort_weight: tuple[float, float, float] = heuristic(
         (1.0, 0.9, 0.7), "rank weight of a low / medium / high effort fix on its kernel-time gain: "
         "when gains are comparable the local fix goes first")
+    umbrella_line_share: float = heuristic(0.5, "share of an umbrella's kernel-time gain a line "
+                                           "finding on the same instructions must claim to rank "
+                                           "in the umbrella's place (plan/findings.py "
+                                           "lines_before_umbrellas)")
     no_waves_low: float = heuristic(0.5, "without wave files the low end of a converted gain is "
                                     "multiplied by this: how much other waves hid is unknown "
                                     "(the wider prior, docs/calibration.md section 3)")

@@ -162,6 +162,39 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
     return [finding for _, finding in order]
 
 
+def lines_before_umbrellas(findings: list[Finding],
+                           carries: float = DEFAULT_GAINS.umbrella_line_share) -> list[Finding]:
+    """An umbrella (a loop- or kernel-scope finding citing instructions) and the line finding
+    that carries most of its cited stall, among those claiming at least `carries` of its
+    kernel-time gain on the same instructions, are one change stated twice: the scope-wide view
+    and the instruction to edit. The line takes the umbrella's place and the umbrella follows
+    it, so the plan never leads with an umbrella over the line that carries its cycles (nor with
+    a barrier finding over the line of the straggler's wait it blames: the cause first). Only
+    the order changes: each keeps the priority of its own kernel-time gain (one currency). An
+    umbrella whose cycles are spread over lines that each claim less is the only finding naming
+    that set and keeps its rank; the verdict's own finding keeps its place (it states the bound)."""
+    out = list(findings)
+    for umbrella in [f for f in findings if f.ranked and f.scope != "line" and f.estimated_gain
+                     and not f.verdict_aligned and not f.contradicts_verdict]:
+        stall = {e.instruction_index: e.stall_cycles or 0 for e in umbrella.evidence
+                 if e.instruction_index is not None}
+        floor = carries * umbrella.estimated_gain.high
+
+        def covered(line: Finding, stall: dict = stall) -> int:
+            return sum(stall.get(i, 0) for i in {e.instruction_index for e in line.evidence})
+
+        lines = [f for f in out if f.ranked and f.scope == "line" and f.estimated_gain
+                 and not f.contradicts_verdict and f.estimated_gain.high >= floor
+                 and stall.keys() & {e.instruction_index for e in f.evidence}]
+        if not lines:
+            continue
+        lead = max(lines, key=covered)  # the line carrying most of the umbrella's cited stall
+        if out.index(lead) > out.index(umbrella):
+            out.remove(lead)
+            out.insert(out.index(umbrella), lead)
+    return out
+
+
 def dedupe_ids(findings: list[Finding]) -> list[Finding]:
     """Make ids unique by suffixing `#2`, `#3` in the given order (stable across runs)."""
     seen: dict[str, int] = {}

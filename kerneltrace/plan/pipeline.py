@@ -17,7 +17,8 @@ the order matters — every step says what it needs from the steps before it:
    calibration (kerneltrace/plan/gains.py).
 7. `kernel_time`: one currency (issue 21.1) — every ranked gain restated as a fraction of kernel
    time and the priority set from it alone (after 6: it converts the bounded gains).
-8. `order_and_name`: sort by that gain, spills in the hot loop first, unique ids (`#2`).
+8. `order_and_name`: sort by that gain, the line carrying most of an umbrella's cycles in the
+   umbrella's place (`lines_before_umbrellas`), spills in the hot loop first, unique ids (`#2`).
 9. `overlap_groups`, 10. `defer_to_verdict`, 11. `one_high_per_line`: overlap groups from the
    sorted order, then the priority caps that depend on them.
 12. `order_and_group`: the final order (the caps changed priorities) and the groups recomputed for
@@ -31,11 +32,18 @@ from collections.abc import Callable, Iterable
 from kerneltrace.plan import gains
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.dependencies import check_dependencies
-from kerneltrace.plan.findings import Finding, dedupe_ids, merge_duplicates, sort_findings
+from kerneltrace.plan.findings import (
+    Finding,
+    dedupe_ids,
+    lines_before_umbrellas,
+    merge_duplicates,
+    sort_findings,
+)
 from kerneltrace.plan.rules import ATTRIBUTION_RULES, RULES, WAVE_RULES, rule_named
 from kerneltrace.plan.rules.spills import spills_first
 from kerneltrace.plan.rules.waves import sharpen_with_waves
 from kerneltrace.plan.spec import PlanRule
+from kerneltrace.thresholds import GainThresholds
 
 Step = Callable[[list[Finding], PlanContext], list[Finding]]
 
@@ -100,8 +108,12 @@ def kernel_time(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
     return findings
 
 
+def _lines_first(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
+    return lines_before_umbrellas(findings, ctx.thresholds.of(GainThresholds).umbrella_line_share)
+
+
 def order_and_name(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
-    return dedupe_ids(spills_first(sort_findings(findings)))
+    return dedupe_ids(spills_first(_lines_first(sort_findings(findings), ctx)))
 
 
 def _in_place(step: Callable[[list[Finding]], None]) -> Step:
@@ -114,7 +126,7 @@ def _in_place(step: Callable[[list[Finding]], None]) -> Step:
 
 
 def order_and_group(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
-    findings = spills_first(sort_findings(findings))
+    findings = spills_first(_lines_first(sort_findings(findings), ctx))
     gains.overlap_groups(findings)
     return findings
 

@@ -159,6 +159,8 @@ def launch_gain(doc: dict) -> tuple[float, float, str] | None:
 
 
 ISSUE_TYPES = (isa.VALU, isa.NOP, isa.MFMA, isa.SALU)
+# issue stalls of the memory pipes (a full vector-memory, LDS or scalar queue): memory, not work
+MEMORY_ISSUE_TYPES = (isa.VMEM_LOAD, isa.VMEM_STORE, isa.LDS, isa.SMEM)
 
 
 def loop_stall_mix(doc: dict, loop: dict) -> dict[str, float]:

@@ -14,6 +14,9 @@ decoder's `analysis/hidden_latency.py`; no code taken from them):
   idle minus non-hidden = cycles another wave's work overlapped.
 * **Per-hit cost** = duration + idle of one execution; p50/p90 per instruction from a log-spaced
   histogram (8 buckets per octave: values are within ±5 %).
+* **Barrier wait with the matrix pipe idle**: the wait-window cycles of `s_barrier` executions
+  during which no wave of the same SIMD issued on the MFMA pipe — the part of the barrier waits an
+  overlapped schedule (a second wave group's MFMAs, ping-pong) could fill with matrix work.
 * **Barrier imbalance** per `s_barrier` row: each wave's mean wait per hit; the least-waiting wave
   arrived last (the others waited for it), so `1 - least / mean` is the share of the barrier's
   cycles spent waiting for a slower wave rather than for the memory drain all waves share.
@@ -82,6 +85,8 @@ class PeerTotals:
     resident: int = 0  # Σ union of wave lifetimes per SIMD
     busy: list[int] = field(default_factory=lambda: [0] * len(PIPES))  # Σ union per pipe and SIMD
     uncovered: Any = None  # per row: wait-window cycles during which no wave of the SIMD issued
+    mfma_idle: int = 0  # Σ barrier wait-window cycles while the SIMD's MFMA pipe was idle
+    barrier_window: int = 0  # Σ barrier wait-window cycles
     settled_below: int = -(1 << 62)  # SIMD keys below this were reduced already (settle_peers)
     # (row, bucket) keys not yet counted into `histogram`: one rows x BUCKETS bincount per
     # HISTOGRAM_BATCH keys instead of one per group (thousands of rows make it 5 MB a time)
@@ -264,6 +269,14 @@ def _reduce(peers: PeerTotals, lifetimes: list[tuple], pipe_intervals: list[list
         uncovered = (w_to - w_from) - _covered(keys, starts, ends, w_key, w_from, w_to)
         peers.uncovered += np.bincount(w_row, weights=uncovered,
                                        minlength=peers.rows).astype(np.int64)[: peers.rows]
+        at_barrier = peers.barrier[w_row]
+        if at_barrier.any():
+            b_key, b_from, b_to = w_key[at_barrier], w_from[at_barrier], w_to[at_barrier]
+            m_keys, m_starts, m_ends = per_pipe[PIPES.index("MFMA")]
+            window = int((b_to - b_from).sum())
+            peers.barrier_window += window
+            peers.mfma_idle += window - int(_covered(m_keys, m_starts, m_ends, b_key, b_from,
+                                                     b_to).sum())
 
 
 def reduce_peers(peers: PeerTotals) -> None:
@@ -317,6 +330,8 @@ def merge_peers(into: PeerTotals, other: PeerTotals) -> None:
     into.resident += other.resident
     into.busy = [a + b for a, b in zip(into.busy, other.busy, strict=True)]
     into.uncovered += other.uncovered
+    into.mfma_idle += other.mfma_idle
+    into.barrier_window += other.barrier_window
     into.broken = into.broken or other.broken
     for row, per_wave in other.barrier_waits.items():
         into.barrier_waits.setdefault(row, []).extend(per_wave)
@@ -412,4 +427,16 @@ def peer_summary(peers: PeerTotals, rows: dict) -> dict:
         "per_hit": per_hit,
         "barriers": barriers,
         "barrier_imbalance": round(weighted / barrier_cycles, 4) if barrier_cycles else None,
+        "barrier_wait": barrier_wait_summary(peers, non_hidden),
     }
+
+
+def barrier_wait_summary(peers: PeerTotals, non_hidden) -> dict | None:
+    """`peers.barrier_wait`: the barrier waits' cycles, of which the SIMD's matrix pipe was idle
+    and no wave of the SIMD issued anything (None without barrier waits)."""
+    if not peers.barrier_window:
+        return None
+    barrier_rows = peers.barrier[: len(non_hidden)]
+    return {"window_cycles": peers.barrier_window,
+            "mfma_idle_cycles": peers.mfma_idle,
+            "non_hidden_cycles": int(non_hidden[barrier_rows].sum())}

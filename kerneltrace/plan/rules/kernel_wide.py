@@ -9,6 +9,7 @@ from kerneltrace.isa.classify import BARRIER, LDS_SMEM_WAIT, VMEM_LOAD, VMEM_WAI
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, finding_id, hiding_gain, scoped_title
 from kerneltrace.plan.occupancy_check import observed as observed_occupancy
+from kerneltrace.plan.rules.barrier_gain import barrier_gain
 from kerneltrace.plan.rules.stragglers import (
     cause_evidence,
     straggler_note,
@@ -35,12 +36,17 @@ class KernelWideThresholds:
                                          "reported (the synchronisation verdict needs "
                                          "verdict.barrier_share)")
     barrier_hideable: tuple[float, float] = heuristic((0.2, 0.6), "share of the barrier stall "
-                                                      "balancing and fewer barriers remove")
+                                                      "balancing and fewer barriers remove "
+                                                      "(without wave files; with them the low "
+                                                      "end × the exposed barrier wait, "
+                                                      "plan/rules/barrier_gain.py)")
     min_unmapped: float = heuristic(0.5, "unmapped instruction fraction from which the plan "
                                     "asks for line tables (SRC)")
     ping_pong_hideable: tuple[float, float] = heuristic((0.1, 0.4), "share of a ping-pong "
                                                         "schedule's barrier stall a shorter "
-                                                        "partner load/LDS phase removes")
+                                                        "partner load/LDS phase removes "
+                                                        "(without wave files; with them the low "
+                                                        "end × the exposed barrier wait)")
     straggler_evidence_share: float = heuristic(0.05, "share of the barrier wait below which a "
                                                 "straggler cause gives the barrier finding no "
                                                 "evidence rows")
@@ -91,6 +97,26 @@ def occupancy_gain(latency_share: float, waves: int, shared_bandwidth: float) ->
     )
 
 
+def cuts_a_round(launch: dict, occupancy: dict, agent: dict) -> bool:
+    """True unless the launch facts show that the next occupancy level needs as many rounds of
+    resident workgroups as this one: the grid's workgroups come in whole rounds, so room for one
+    more wave per SIMD only shortens the run when it removes a round (pa_decode: 1,024
+    workgroups on 256 CUs need 2 rounds at 2 and at 3 waves per SIMD). Unknown facts: True."""
+    import math
+
+    workgroups, cus = launch.get("workgroups"), launch.get("cu_count")
+    per_group, resident = launch.get("waves_per_workgroup"), launch.get("resident_workgroups_per_cu")
+    simds = agent.get("simd_per_cu")
+    nxt = (occupancy.get("next_level") or {}).get("waves_per_simd")
+    if not all(isinstance(v, int) and v > 0 for v in (workgroups, cus, per_group, resident, simds, nxt)):
+        return True
+    limit = (occupancy.get("limits") or {}).get("workgroup")
+    more = max(1, nxt * simds // per_group)
+    if isinstance(limit, int) and limit > 0:
+        more = min(more, limit)
+    return math.ceil(workgroups / (cus * more)) < math.ceil(workgroups / (cus * resident))
+
+
 @plan_rule(id="OCC-limited", lever="occupancy", order=110, thresholds=(KernelWideThresholds,))
 def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     """Occupancy limited by registers or LDS while waits dominate.
@@ -100,8 +126,10 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     Trigger: occupancy ≤ 4 waves/SIMD, limited by VGPR/AGPR/LDS/SGPR, below the hardware cap, and ≥
         20 % of stall is memory waits/barriers; scope kernel. Names every tied limiter (lifting
         one alone adds no wave); none when the grid supplies no more waves per SIMD than the CU
-        holds (`structure.launch`), when the LDS/workgroup limits are unknown, or when the wave
-        files show the traced CUs below the computed limit (plan/occupancy_check.py)
+        holds (`structure.launch`), when the next occupancy level leaves the grid as many rounds
+        of resident workgroups (the grid's rounds, not the CU, cap it), when the LDS/workgroup
+        limits are unknown, or when the wave files show the traced CUs below the computed limit
+        (plan/occupancy_check.py)
     Evidence: occupancy `limits`, `next_level`
     Gain: 0 to ½ × 1/(N+1) of wait+barrier stall (one more wave overlaps at most 1/(N+1); halved for
         shared bandwidth)
@@ -125,6 +153,8 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     seen = observed_occupancy(ctx.hotspots)
     if seen is not None and seen["status"] != "reached":
         return []  # the traced CUs never held the computed limit: its limiter is not the cap
+    if not cuts_a_round(launch, occ, ((ctx.hotspots.get("metadata") or {}).get("agent") or {})):
+        return []  # the grid's rounds, not the CU: one more wave per SIMD leaves as many rounds
     tied = [t.upper() for t in occ.get("tied_limiters") or [limiter] if t]
     limiters = " and ".join(tied) if tied else limiter.upper()
     saves = " and ".join(_SAVE.get(t.lower(), t) for t in tied) or _SAVE[limiter]
@@ -172,7 +202,9 @@ def barrier_dominated(ctx: PlanContext) -> list[Finding]:
         is the symptom, the straggler's waits the cause
     Evidence: top barrier instructions (ping-pong: the waits before the pairing barriers first;
         straggler waits: the instructions the last wave waited at first)
-    Gain: 20–60 % of barrier stall
+    Gain: with wave files 20 % (ping-pong 10 %) to 100 % of the barrier waits during which the
+        SIMD's matrix pipe idled (no MFMA kernel: no wave issued), a share of the waves' lifetime
+        (plan/rules/barrier_gain.py); without, 20–60 % (ping-pong 10–40 %) of barrier stall
     Fix: double-buffer LDS (one barrier per iteration), balance work between waves"""
     limits = ctx.thresholds.of(KernelWideThresholds)
     share = ctx.type_share(BARRIER)
@@ -201,7 +233,9 @@ def barrier_dominated(ctx: PlanContext) -> list[Finding]:
         ctx.finding(
             "BAR-dominated", share, location=location,
             title=f"Barriers take {share:.0%} of stall cycles",
-            estimated_gain=hiding_gain(share, *limits.barrier_hideable, "the barrier stall"),
+            estimated_gain=barrier_gain(
+                ctx, hiding_gain(share, *limits.barrier_hideable, "the barrier stall"),
+                limits.barrier_hideable[0], "balancing the waves or overlapping two wave groups"),
             scope="kernel",
             root_cause=(
                 f"{len(barriers)} `s_barrier` instruction(s) stall: waves of a workgroup wait for the "
@@ -228,14 +262,16 @@ def ping_pong_phase(ctx: PlanContext, share: float, barriers: list[dict], struct
     causes = sorted((c for c in structure.get("barriers") or [] if c.get("cause_index") is not None),
                     key=lambda c: -(c.get("stall") or 0))
     cause_rows = [c["cause_index"] for c in causes[:4] if c["cause_index"] in ctx.instructions]
+    hideable = ctx.thresholds.of(KernelWideThresholds).ping_pong_hideable
     evidence = [ctx.evidence(ctx.instructions[i], "wait before a pairing barrier") for i in cause_rows]
     evidence += [ctx.evidence(ins, "pairing barrier") for ins in barriers[:3]]
     return ctx.finding(
         "BAR-ping-pong-phase", share, location=location,
         title=(f"Ping-pong: the barrier waits ({share:.0%} of stall) are one wave group waiting for "
                "its partner's load/LDS phase"),
-        estimated_gain=hiding_gain(share, *ctx.thresholds.of(KernelWideThresholds).ping_pong_hideable,
-                                   "the barrier stall (a shorter partner phase)"),
+        estimated_gain=barrier_gain(
+            ctx, hiding_gain(share, *hideable, "the barrier stall (a shorter partner phase)"),
+            hideable[0], "a partner load/LDS phase no longer than the MFMA phase"),
         scope="kernel",
         root_cause=(f"A conditional barrier before the loop (row(s) "
                     f"{', '.join(map(str, structure.get('staggering_barriers') or []))}) staggers "

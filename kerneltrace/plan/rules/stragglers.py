@@ -14,6 +14,7 @@ from __future__ import annotations
 from kerneltrace.analysis.barrier_stragglers import cause_sentence, memory_share, usable
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
+from kerneltrace.plan.rules.barrier_gain import barrier_gain
 from kerneltrace.thresholds import VerdictThresholds
 
 CAUSE_ROWS = 6  # evidence rows taken from the leading causes
@@ -37,8 +38,11 @@ def straggler_waits_finding(ctx: PlanContext, share: float, barriers: list[dict]
         "BAR-straggler-waits", share, location=ctx.user_location(evidence) or location,
         title=(f"Barrier waits ({share:.0%} of stall) are caused by the last wave's waits: "
                f"{caused}"),
-        estimated_gain=hiding_gain(share, *hideable, "the barrier stall (the straggler's "
-                                   "waits, hidden or issued earlier)"),
+        estimated_gain=barrier_gain(
+            ctx, hiding_gain(share, *hideable, "the barrier stall (the straggler's waits, hidden "
+                             "or issued earlier)"),
+            hideable[0], "issuing the straggler's loads earlier or overlapping another wave "
+            "group's MFMAs with them"),
         scope="kernel",
         root_cause=(f"Barrier waits here are caused by {caused} (wave files: at each barrier the "
                     f"wave arriving last lost its time there, {memory_share(stragglers):.0%} of "

@@ -9,7 +9,7 @@ from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, hiding_gain, scoped_title
 from kerneltrace.plan.rules.waves_refs import wave_loops
 from kerneltrace.plan.spec import FindingKind, plan_rule
-from kerneltrace.plan.verdict import WAIT_TYPES, total_stall
+from kerneltrace.plan.verdict import ISSUE_TYPES, MEMORY_ISSUE_TYPES, WAIT_TYPES, total_stall
 from kerneltrace.sourceloc import short_location
 from kerneltrace.thresholds import VerdictThresholds, heuristic
 
@@ -20,9 +20,11 @@ class HotLoopThresholds:
 
     CONCERN = "hot_loop"
     wait_majority: float = heuristic(0.5, "share of the loop's stall on `s_waitcnt` from which "
-                                     "the waits, not other work, idle the matrix pipe")
-    other_hideable: tuple[float, float] = heuristic((0.1, 0.4), "share of the loop's non-wait "
-                                                    "stall overlapping it with MFMAs hides")
+                                     "W2's title says the waits hold it (below: memory, the "
+                                     "waits and the memory pipes' queue-full issue stalls)")
+    other_hideable: tuple[float, float] = heuristic((0.1, 0.4), "share of the loop's dependent "
+                                                    "VALU/s_nop/MFMA/SALU issue stall "
+                                                    "overlapping it with MFMAs hides")
     wait_hideable: tuple[float, float] = heuristic((0.1, 0.3), "share of the loop's wait stall "
                                                    "a deeper software pipeline hides")
     mfma_removable: tuple[float, float] = heuristic((0.05, 0.25), "share of an MFMA-bound loop's "
@@ -42,16 +44,34 @@ def mfma_bound_gain(loop_share: float, busy: float, removable: tuple[float, floa
                 unit="wave_time")
 
 
-def _loop_stall(ctx: PlanContext, loop: dict) -> tuple[int, int, list[dict]]:
-    """(stall cycles inside the loop rows, of which waits, the loop's instructions by stall)."""
+@dataclass(frozen=True)
+class _LoopStall:
+    """The stall inside a loop's rows, split by what holds it."""
+
+    stall: int
+    waits: int  # `s_waitcnt` waits
+    memory_issue: int  # issue stalls of the memory pipes (a full queue)
+    issue: int  # dependent VALU / s_nop / MFMA / SALU issue
+    ranked: list[dict]  # the loop's instructions by stall
+
+    def top(self, types: tuple[str, ...], count: int = 5) -> list[dict]:
+        """The loop's most stalled rows of these types."""
+        return [ins for ins in self.ranked
+                if ins.get("type") in types and (ins.get("stall_cycles") or 0) > 0][:count]
+
+
+def _loop_stall(ctx: PlanContext, loop: dict) -> _LoopStall:
     inside = [
         ins
         for index, ins in ctx.instructions.items()
         if loop["first_index"] <= index <= loop["last_index"]
     ]
-    stall = total_stall(inside)
-    waits = total_stall([ins for ins in inside if ins.get("type") in WAIT_TYPES])
-    return stall, waits, sorted(inside, key=lambda ins: -(ins.get("stall_cycles") or 0))
+
+    def of(types: tuple[str, ...]) -> int:
+        return total_stall([ins for ins in inside if ins.get("type") in types])
+
+    return _LoopStall(total_stall(inside), of(WAIT_TYPES), of(MEMORY_ISSUE_TYPES), of(ISSUE_TYPES),
+                      sorted(inside, key=lambda ins: -(ins.get("stall_cycles") or 0)))
 
 
 def _umbrella_gain(share: float, low: float, high: float, what: str) -> Gain:
@@ -74,26 +94,30 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
     W2: the hottest MFMA loop keeps its matrix pipe busy < 50 % while waits dominate (or ≥ 80 %).
 
     Trigger: hotspots/2 only: the hottest loop with a known `mfma_busy_fraction` < 50 % holding ≥ 25
-        % of the waves' time; the title says whether `s_waitcnt` waits hold ≥ 50 % of the loop's
-        stall (then: deepen the software pipeline) or other work does (then: overlap it with MFMAs).
-        Kernel-wide, capped at MED; its share (stall inside the loop rows) overlaps the line
-        findings in the loop; the same loop with MFMA busy ≥ 80 % is `W2-hot-loop-mfma-bound`
-        instead (compute-bound, do not chase load latency there)
-    Evidence: the loop's top stalled instructions; iterations, cycles/iteration, MFMA pass cycles in
-        the text
-    Gain: 10–30 % of the loop's wait stall (waits) or 10–40 % of its non-wait stall (other);
-        overlaps the line findings (not to be added); bounded by the MFMA work; mfma-bound: 5–25 %
-        of the loop's MFMA-busy share of the waves' time
+        % of the waves' time; memory (`s_waitcnt` waits and the memory pipes' queue-full issue
+        stalls) holding at least as much of the loop's stall as dependent VALU/s_nop/MFMA/SALU
+        issue gives the waits variant (deepen the software pipeline), else the other-work variant
+        (overlap that work with MFMAs). An umbrella over the line findings in the loop: a line
+        finding claiming half its gain on the same instructions ranks in its place
+        (`findings.lines_before_umbrellas`); the same loop with MFMA busy ≥ 80 % is
+        `W2-hot-loop-mfma-bound` instead (compute-bound, do not chase load latency there)
+    Evidence: waits variant: the loop's most stalled waits; other-work variant: its most stalled
+        dependent-work rows only (the waits are the load findings'); iterations, cycles/iteration,
+        MFMA pass cycles in the text
+    Gain: 10–30 % of the loop's wait stall (waits) or 10–40 % of its dependent-work issue stall
+        (other); overlaps the line findings (not to be added); bounded by the MFMA work;
+        mfma-bound: 5–25 % of the loop's MFMA-busy share of the waves' time
     Fix: deepen the software pipeline (waits) or overlap the non-MFMA work with MFMAs"""
     bounds = ctx.thresholds.of(VerdictThresholds)
     limits = ctx.thresholds.of(HotLoopThresholds)
     hot = _hot_mfma_loop(ctx, bounds.min_loop_share)
     if hot is None:
         return []
-    if hot.busy < bounds.low_mfma_busy and hot.wait_fraction < limits.wait_majority:
-        return [_other_work_finding(ctx, hot, limits)]
-    if hot.busy < bounds.low_mfma_busy:
+    if hot.busy < bounds.low_mfma_busy and hot.parts.stall and (
+            hot.parts.waits + hot.parts.memory_issue >= hot.parts.issue):
         return [_waits_finding(ctx, hot, limits)]
+    if hot.busy < bounds.low_mfma_busy:
+        return [_other_work_finding(ctx, hot, limits)]
     if hot.busy >= bounds.mfma_bound:
         return [_mfma_bound_finding(ctx, hot, limits)]
     return []
@@ -105,16 +129,22 @@ class _HotLoop:
 
     loop: dict
     busy: float  # MFMA busy fraction of the time a wave is in the loop
-    stall: int  # stall inside the loop rows
-    wait_stall: int  # of which `s_waitcnt` waits
-    ranked: list[dict]  # the loop's instructions by stall
+    parts: _LoopStall  # the stall inside the loop rows, by what holds it
     share: float  # the loop's stall as a share of all stall
     facts: str  # the sentence every W2 root cause starts with
-    evidence: list
 
     @property
     def wait_fraction(self) -> float:
-        return self.wait_stall / self.stall if self.stall else 0.0
+        return self.parts.waits / self.parts.stall if self.parts.stall else 0.0
+
+    @property
+    def memory_fraction(self) -> float:
+        """Waits and memory-pipe issue stalls (a full queue): the loop waiting on memory."""
+        parts = self.parts
+        return (parts.waits + parts.memory_issue) / parts.stall if parts.stall else 0.0
+
+    def evidence(self, ctx: PlanContext, types: tuple[str, ...], note: str) -> list:
+        return [ctx.evidence(ins, note) for ins in self.parts.top(types)]
 
 
 def _hot_mfma_loop(ctx: PlanContext, min_loop_share: float) -> _HotLoop | None:
@@ -131,7 +161,7 @@ def _hot_mfma_loop(ctx: PlanContext, min_loop_share: float) -> _HotLoop | None:
     if loop is None or ((loop.get("split") or {}).get("loop_share") or 0) < min_loop_share:
         return None
     busy = loop["mfma_busy_fraction"]
-    stall, wait_stall, ranked = _loop_stall(ctx, loop)
+    parts = _loop_stall(ctx, loop)
     loop_share = loop["split"]["loop_share"]
     facts = (
         f"The loop at rows {loop['first_index']}–{loop['last_index']} (starts at "
@@ -141,24 +171,23 @@ def _hot_mfma_loop(ctx: PlanContext, min_loop_share: float) -> _HotLoop | None:
         f"waves' time; its MFMAs keep the SIMD's matrix pipe busy {busy:.0%} of the time a wave is "
         f"in it ({loop['mfma_pass_cycles']:,} MFMA pass cycles)"
     )
-    evidence = [
-        ctx.evidence(ins, "stall inside the loop")
-        for ins in ranked[:5]
-        if (ins.get("stall_cycles") or 0) > 0
-    ]
-    return _HotLoop(loop, busy, stall, wait_stall, ranked, ctx.share(stall), facts, evidence)
+    return _HotLoop(loop, busy, parts, ctx.share(parts.stall), facts)
 
 
 def _other_work_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThresholds) -> Finding:
-    """MFMA busy low and the loop's stall mostly not waits: other work idles the matrix pipe."""
-    busy, stall = hot.busy, hot.stall
+    """MFMA busy low and the loop's stall mostly not memory: dependent work idles the matrix
+    pipe. Its evidence and gain are that work's issue stall only (VALU, s_nop, MFMA, SALU): the
+    waits and full-queue issue stalls inside the loop are the load findings' (GLUE, P1, LINE)."""
+    busy, parts = hot.busy, hot.parts
     by_type: dict[str, int] = {}
-    for ins in hot.ranked:
-        by_type[ins.get("type") or isa.OTHER] = by_type.get(ins.get("type") or isa.OTHER, 0) + (
-            ins.get("stall_cycles") or 0
-        )
-    top = sorted(by_type.items(), key=lambda item: -item[1])[:3]
-    mix = ", ".join(f"{kind} {cycles / stall:.0%}" for kind, cycles in top if stall and cycles)
+    for ins in parts.ranked:
+        kind = ins.get("type") or isa.OTHER
+        by_type[kind] = by_type.get(kind, 0) + (ins.get("stall_cycles") or 0)
+    work = sorted(((k, c) for k, c in by_type.items() if k in ISSUE_TYPES and c),
+                  key=lambda item: -item[1])
+    mix = ", ".join(f"{kind} {cycles / parts.stall:.0%}" for kind, cycles in work)
+    memory = (f"; memory waits and queue-full issue stalls hold {hot.memory_fraction:.0%} (the "
+              "load findings inside the loop)" if parts.stall else "")
     return ctx.finding(
         "W2-hot-loop-mfma-underused", hot.share,
         title=scoped_title(
@@ -168,27 +197,27 @@ def _other_work_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThreshol
         ),
         cap="MED",
         estimated_gain=_umbrella_gain(
-            ctx.share(stall - hot.wait_stall), *limits.other_hideable,
-            "the loop's non-wait stall"
+            ctx.share(parts.issue), *limits.other_hideable,
+            "the loop's dependent VALU/s_nop/MFMA/SALU issue stall"
         ),
         scope="loop",
         root_cause=hot.facts
-        + f". The loop's {stall:,} stall cycles are mostly not memory waits ({mix}): "
-        "non-matrix work and its dependencies sit between the MFMAs. This overlaps the "
-        "line findings inside the loop.",
+        + f". Of the loop's {parts.stall:,} stall cycles, dependent work waiting to issue holds "
+        f"{parts.issue / parts.stall if parts.stall else 0:.0%} ({mix or 'none measured'})"
+        f"{memory}: non-matrix work and its dependencies sit between the MFMAs.",
         fix=(
             "Overlap the non-MFMA work with matrix work: interleave independent VALU/"
             "transcendental work of tile k with the MFMAs of tile k+1 (or ping-pong two "
-            "waves per SIMD), and fix the line findings inside the loop first."
+            "waves per SIMD), and fix the load findings inside the loop first."
         ),
-        evidence=hot.evidence,
+        evidence=hot.evidence(ctx, ISSUE_TYPES, "dependent work stalled inside the loop"),
         effort="high",
     )
 
 
 def _waits_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThresholds) -> Finding:
-    """MFMA busy low and waits hold most of the loop's stall: deepen the software pipeline."""
-    busy, stall, wait_stall = hot.busy, hot.stall, hot.wait_stall
+    """MFMA busy low and memory holds most of the loop's stall: deepen the software pipeline."""
+    busy, stall, wait_stall = hot.busy, hot.parts.stall, hot.parts.waits
     gain = _umbrella_gain(ctx.share(wait_stall), *limits.wait_hideable,
                           "the loop's `s_waitcnt` stall")
     gain = Gain(
@@ -197,16 +226,19 @@ def _waits_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThresholds) -
         gain.basis + f"; the MFMA pipe bounds it: the loop cannot run faster than its MFMA "
         f"work, {busy:.0%} of its time now",
     )
+    held = (f"waits hold {hot.wait_fraction:.0%} of its stall"
+            if hot.wait_fraction >= limits.wait_majority else
+            f"memory holds {hot.memory_fraction:.0%} of its stall (waits "
+            f"{hot.wait_fraction:.0%}, queue-full issue stalls "
+            f"{hot.memory_fraction - hot.wait_fraction:.0%})")
     return ctx.finding(
         "W2-hot-loop-mfma-underused", hot.share,
         title=scoped_title(
-            f"MFMA busy only {busy:.0%} of the hot loop: waits hold "
-            f"{hot.wait_fraction:.0%} of its stall",
+            f"MFMA busy only {busy:.0%} of the hot loop: {held}",
             "loop",
             "all stall inside the loop",
         ),
         scope="loop",
-        # kernel-wide umbrella: the line findings that make it up rank first
         cap="MED",
         estimated_gain=gain,
         root_cause=hot.facts
@@ -224,8 +256,9 @@ def _waits_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThresholds) -
             "prefetch(tile[0]); prefetch(tile[1])\n"
             "for k: wait(tile[k]); mfma(tile[k]) interleaved with prefetch(tile[k+2])"
         ),
-        evidence=hot.evidence,
-        effort="high",
+        evidence=hot.evidence(ctx, WAIT_TYPES, "wait inside the loop"),
+        # the software-pipelining change P1 / GLUE-line-loads ask for, loop-wide: their effort
+        effort="medium",
     )
 
 
@@ -247,6 +280,7 @@ def _mfma_bound_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThreshol
             "Do not chase load latency in this loop. Speed-ups need fewer MFMA pass "
             "cycles (a faster MFMA variant or lower precision, less redundant compute)."
         ),
-        evidence=hot.evidence,
+        evidence=[ctx.evidence(ins, "stall inside the loop") for ins in hot.parts.ranked[:5]
+                  if (ins.get("stall_cycles") or 0) > 0],
         effort="high",
     )
