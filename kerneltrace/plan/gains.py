@@ -53,6 +53,8 @@ CONTRADICTS: dict[str, frozenset[str]] = {
     "memory-streaming": frozenset({"memory-pipeline", "compute"}),
     "memory-bandwidth": frozenset({"memory-pipeline", "memory-latency", "occupancy", "compute"}),
     "prologue": frozenset({"memory-pipeline", "setup-latency"}),
+    # the traced waves have their CU to themselves: in-wave latency hiding is not the first knob
+    "launch-bound": frozenset({"memory-pipeline", "memory-latency"}),
 }
 MEMORY_LINE_TYPES = frozenset({"VMEM-wait", "VMEM-load", "LDS/SMEM-wait", "SMEM", "LDS"})
 
@@ -366,6 +368,12 @@ def in_kernel_time(findings: list[Finding], ctx: PlanContext) -> None:
                         unit="kernel_time")
         else:
             gain = replace(gain, ranking=None)
+        ceiling = ctx.verdict.time_ceiling
+        if finding.contradicts_verdict and gain.high > ceiling:
+            # what re-timed fixes of such a kernel gained: from nothing up to the ceiling
+            gain = replace(_bounded(gain, ceiling, f"the {ctx.verdict.kind} verdict, which rules "
+                                    "this lever out (what re-timed fixes of such a kernel "
+                                    "gained)"), low=0.0)
         finding.estimated_gain = gain
         level = ("HIGH" if gain.high >= limits.kernel_time_high
                  else "MED" if gain.high >= limits.kernel_time_med else "LOW")

@@ -101,12 +101,21 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = D
         "capture_quality": capture_quality(hotspot_doc, findings),
         "launch": ctx.structure.get("launch"),
         "traffic": ctx.structure.get("traffic"),
+        "bandwidth": _bandwidth(hotspot_doc),
         "findings": [finding.to_dict() for finding in findings],
     }
     metrics = ctx.l2_metrics
     if metrics:
         entry["l2"] = metrics
     return entry
+
+
+def _bandwidth(doc: dict) -> dict | None:
+    """The capture's own request-rate estimate (analysis/bandwidth.py), or None."""
+    from kerneltrace.analysis.bandwidth import bandwidth_estimate
+
+    estimate = bandwidth_estimate(doc)
+    return estimate.to_dict() if estimate is not None else None
 
 
 def build_summary(hotspot_docs: list[dict], l2_docs: list[dict], run: str | None = None,
