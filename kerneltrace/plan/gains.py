@@ -53,8 +53,6 @@ CONTRADICTS: dict[str, frozenset[str]] = {
     "memory-streaming": frozenset({"memory-pipeline", "compute"}),
     "memory-bandwidth": frozenset({"memory-pipeline", "memory-latency", "occupancy", "compute"}),
     "prologue": frozenset({"memory-pipeline", "setup-latency"}),
-    # the traced waves have their CU to themselves: in-wave latency hiding is not the first knob
-    "launch-bound": frozenset({"memory-pipeline", "memory-latency"}),
 }
 MEMORY_LINE_TYPES = frozenset({"VMEM-wait", "VMEM-load", "LDS/SMEM-wait", "SMEM", "LDS"})
 

@@ -347,8 +347,8 @@ def launch_bound(f: Facts) -> Bottleneck | None:
         [reason, f"launch gain {low:.0%}–{high:.0%} of kernel time", *f.lines], "high",
         helps=["more, smaller workgroups: a smaller tile, split-K / stream-K, or several problems "
                "per launch", "for a tail: a grid that is a multiple of CUs × resident "
-               "workgroups, or one more resident workgroup per CU"],
-        does_not_help=["latency hiding inside a wave that has the CU to itself"],
+               "workgroups, or one more resident workgroup per CU", "then the in-wave fixes: "
+               "each traced wave has its CU to itself, so its waits are exposed, not hidden"],
     )
 
 
@@ -387,11 +387,15 @@ def request_bandwidth(f: Facts) -> Bottleneck | None:
 
 
 def capture_bandwidth(f: Facts) -> Bottleneck | None:
-    """Without PMC or a grid-wide rate at the peak: the traced waves' request rate per busy CU,
-    scaled to the GPU (analysis/bandwidth.py), is past the HBM peak while memory (or, in a
-    ping-pong schedule, the partner's memory phase behind the barriers) holds the stall."""
-    if f.share_of_peak is not None:
-        return None  # PMC measured the traffic: memory_bandwidth decided
+    """Without PMC counters or a kernel trace: the traced waves' request rate per busy CU,
+    scaled to the GPU (analysis/bandwidth.py), is past the bar while memory (or, in a ping-pong
+    schedule, the partner's memory phase behind the barriers) holds the stall."""
+    grid_rate = (f.structure.get("traffic") or {}).get("fraction_of_peak")
+    if f.share_of_peak is not None or grid_rate is not None:
+        # PMC measured the traffic, or the grid's request bytes over the kernel's measured time
+        # gave the dispatch's rate (request_bandwidth): a steady-state extrapolation from the
+        # traced CUs is only for captures without a kernel trace (one short round bursts)
+        return None
     estimate = f.bandwidth
     phase = f.barrier if f.ping_pong else 0.0
     if (estimate is None or estimate.fraction_of_peak < f.limits.capture_request_of_peak
