@@ -156,3 +156,13 @@ def test_what_the_verdict_says_does_not_help_is_what_it_marks(doc):
             continue
         ruled_out = CONTRADICTS.get(ctx.verdict.kind, frozenset())
         assert finding.contradicts_verdict == (lever(finding, ctx) in ruled_out)
+
+
+def test_arch_peak_is_the_one_its_products_share():
+    from kerneltrace.arch.table import PRODUCTS
+
+    gfx950 = {p.peak_hbm_gbps for p in PRODUCTS.values() if p.arch == "gfx950"}
+    assert len(gfx950) == 1 and arch_peak_hbm_gbps("gfx950") == gfx950.pop()
+    gfx90a = {p.peak_hbm_gbps for p in PRODUCTS.values() if p.arch == "gfx90a"}
+    assert len(gfx90a) > 1 and arch_peak_hbm_gbps("gfx90a") is None  # products differ
+    assert arch_peak_hbm_gbps("gfx1100") is None  # no product listed
