@@ -71,6 +71,10 @@ def test_grid_sets_the_busy_cus_and_no_wave_files_no_estimate():
     assert estimate.busy_cus == 64 and not estimate.cus_assumed
     assert estimate.device_gbps == pytest.approx(
         bandwidth_estimate(load_loop(400_000)).device_gbps * 64 / 256, rel=1e-3)
+    # a document written before `structure` existed: the plan's recomputed one gives the grid
+    plain = load_loop(400_000, kernel_trace=trace)
+    assert bandwidth_estimate(plain).cus_assumed
+    assert bandwidth_estimate(plain, PlanContext(plain).structure).busy_cus == 64
     del doc["waves"]
     assert bandwidth_estimate(doc) is None
 

@@ -49,9 +49,10 @@ def _rows(doc: Mapping) -> list[SimpleNamespace]:
             for ins in doc.get("instructions") or []]
 
 
-def bandwidth_estimate(doc: Mapping) -> BandwidthEstimate | None:
+def bandwidth_estimate(doc: Mapping, structure: Mapping | None = None) -> BandwidthEstimate | None:
     """The request-rate estimate of one hotspot document; None without wave files, the GPU's CU
-    count, its clock or its HBM peak."""
+    count, its clock or its HBM peak. `structure`: the document's (recomputed by the plan when
+    the document predates it), else its own `structure`."""
     waves = doc.get("waves") or {}
     traced = waves.get("waves")
     resident = (waves.get("peers") or {}).get("resident_cycles")
@@ -72,7 +73,7 @@ def bandwidth_estimate(doc: Mapping) -> BandwidthEstimate | None:
         return None
     busy_cycles = resident / simds
     per_cu = total / busy_cycles
-    launch = (doc.get("structure") or {}).get("launch") or {}
+    launch = ((structure if structure is not None else doc.get("structure")) or {}).get("launch") or {}
     workgroups = launch.get("workgroups")
     busy = min(int(cus), int(workgroups)) if workgroups else int(cus)
     gbps = per_cu * busy * clock / 1000  # B/clk × CUs × MHz = MB/s; /1000 → GB/s

@@ -101,7 +101,7 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = D
         "capture_quality": capture_quality(hotspot_doc, findings),
         "launch": ctx.structure.get("launch"),
         "traffic": ctx.structure.get("traffic"),
-        "bandwidth": _bandwidth(hotspot_doc),
+        "bandwidth": _bandwidth(hotspot_doc, ctx.structure),
         "findings": [finding.to_dict() for finding in findings],
     }
     metrics = ctx.l2_metrics
@@ -110,11 +110,11 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = D
     return entry
 
 
-def _bandwidth(doc: dict) -> dict | None:
+def _bandwidth(doc: dict, structure: dict) -> dict | None:
     """The capture's own request-rate estimate (analysis/bandwidth.py), or None."""
     from kerneltrace.analysis.bandwidth import bandwidth_estimate
 
-    estimate = bandwidth_estimate(doc)
+    estimate = bandwidth_estimate(doc, structure)
     return estimate.to_dict() if estimate is not None else None
 
 

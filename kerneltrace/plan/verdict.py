@@ -265,7 +265,7 @@ class Facts:
     def bandwidth(self):
         from kerneltrace.analysis.bandwidth import bandwidth_estimate
 
-        return bandwidth_estimate(self.doc)
+        return bandwidth_estimate(self.doc, self.structure)
 
     @cached_property
     def mix(self) -> dict[str, float]:

@@ -155,7 +155,7 @@ def request_bandwidth(ctx: PlanContext) -> list[Finding]:
         return []
     traffic = ctx.structure.get("traffic") or {}
     fraction = traffic.get("fraction_of_peak")
-    estimate = bandwidth_estimate(ctx.hotspots) if fraction is None else None
+    estimate = bandwidth_estimate(ctx.hotspots, ctx.structure) if fraction is None else None
     if fraction is None and estimate is None:
         return []
     memory = ctx.type_share("VMEM-wait", "VMEM-load", "VMEM-store")
