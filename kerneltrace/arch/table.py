@@ -270,3 +270,16 @@ def arch_clock_mhz(name: str | int | None) -> int | None:
     if len(clocks) != 1 or None in clocks:
         return None
     return clocks.pop()
+
+
+def arch_peak_hbm_gbps(name: str | int | None) -> float | None:
+    """The HBM peak (GB/s) every listed product of the arch shares (gfx950: MI350X and MI355X,
+    8 TB/s); None when the arch is unknown or its products differ or lack a figure: then only the
+    agent's product name can tell."""
+    spec = get_arch(name)
+    if spec is None:
+        return None
+    peaks = {product.peak_hbm_gbps for product in PRODUCTS.values() if product.arch == spec.name}
+    if len(peaks) != 1 or None in peaks:
+        return None
+    return peaks.pop()

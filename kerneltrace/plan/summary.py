@@ -114,6 +114,7 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = D
         "trace_coverage": ctx.coverage.to_dict() if ctx.coverage else None,
         "occupancy_observed": observed_occupancy(hotspot_doc),
         "traffic": ctx.structure.get("traffic"),
+        "bandwidth": _bandwidth(hotspot_doc, ctx.structure),
         "findings": [finding.to_dict() for finding in findings],
     }
     metrics = ctx.l2_metrics
@@ -144,6 +145,14 @@ def thresholds_rows(table: Table, hotspot_docs: list[dict], gate: dict | None) -
         if len(set(values.values())) > 1:
             row["by_dispatch"] = values
     return rows + describe("gate", parse_thresholds(gate, where="regression_thresholds"))
+
+
+def _bandwidth(doc: dict, structure: dict) -> dict | None:
+    """The capture's own request-rate estimate (analysis/bandwidth.py), or None."""
+    from kerneltrace.analysis.bandwidth import bandwidth_estimate
+
+    estimate = bandwidth_estimate(doc, structure)
+    return estimate.to_dict() if estimate is not None else None
 
 
 def build_summary(hotspot_docs: list[dict], l2_docs: list[dict], run: str | None = None,

@@ -40,6 +40,7 @@ class Bottleneck:
     ceiling: float = 1.0  # max gain (fraction of stall) of a finding that does not attack the bound
     helps: list[str] = field(default_factory=list)
     does_not_help: list[str] = field(default_factory=list)
+    time_ceiling: float = 1.0  # max kernel-time gain of a finding whose lever the verdict rules out
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -257,6 +258,12 @@ class Facts:
         return max(peaks) if peaks else None
 
     @cached_property
+    def bandwidth(self):
+        from kerneltrace.analysis.bandwidth import bandwidth_estimate
+
+        return bandwidth_estimate(self.doc, self.structure)
+
+    @cached_property
     def mix(self) -> dict[str, float]:
         return loop_stall_mix(self.doc, self.loop) if self.loop else {}
 
@@ -341,9 +348,23 @@ def launch_bound(f: Facts) -> Bottleneck | None:
         [reason, f"launch gain {low:.0%}–{high:.0%} of kernel time", *f.lines], "high",
         helps=["more, smaller workgroups: a smaller tile, split-K / stream-K, or several problems "
                "per launch", "for a tail: a grid that is a multiple of CUs × resident "
-               "workgroups, or one more resident workgroup per CU"],
-        does_not_help=["latency hiding inside a wave that has the CU to itself"],
+               "workgroups, or one more resident workgroup per CU", "then the in-wave fixes: "
+               "each traced wave has its CU to itself, so its waits are exposed, not hidden"],
     )
+
+
+# What helps a bandwidth-bound kernel (every memory-bandwidth verdict says the same): the memory
+# path is full, so only fewer bytes, fewer requests or a better-shaped grid shorten it.
+BANDWIDTH_HELPS = [
+    "fewer bytes: reuse what is loaded (larger tiles, LDS sharing), narrower or compressed data, "
+    "no re-reads of the same input, fusion with the producer/consumer",
+    "fewer, larger requests (dwordx4 instead of several narrow loads of the same line)",
+    "a grid without a nearly empty last round (tile count a multiple of CUs × resident "
+    "workgroups, split-K / stream-K)",
+]
+BANDWIDTH_DOES_NOT_HELP = ["latency hiding: prefetching, reordering or spreading the loads "
+                           "(a full request queue is back-pressure, not latency)",
+                           "occupancy", "instruction scheduling"]
 
 
 def request_bandwidth(f: Facts) -> Bottleneck | None:
@@ -361,8 +382,45 @@ def request_bandwidth(f: Facts) -> Bottleneck | None:
         "vector memory: nothing is left to hide, only fewer bytes help.",
         [f"request bandwidth {requested:.0%} of HBM peak (estimate; PMC counters override)",
          *f.lines], "medium",
-        helps=["fewer bytes: fuse with the producer/consumer, narrower types, no over-fetch"],
-        does_not_help=["latency hiding, prefetching, occupancy, instruction scheduling"],
+        helps=list(BANDWIDTH_HELPS), does_not_help=list(BANDWIDTH_DOES_NOT_HELP),
+        time_ceiling=f.limits.bandwidth_headroom,
+    )
+
+
+def capture_bandwidth(f: Facts) -> Bottleneck | None:
+    """Without PMC counters or a kernel trace: the traced waves' request rate per busy CU,
+    scaled to the GPU (analysis/bandwidth.py), is past the bar while memory (or, in a ping-pong
+    schedule, the partner's memory phase behind the barriers) holds the stall."""
+    grid_rate = (f.structure.get("traffic") or {}).get("fraction_of_peak")
+    if f.share_of_peak is not None or grid_rate is not None:
+        # PMC measured the traffic, or the grid's request bytes over the kernel's measured time
+        # gave the dispatch's rate (request_bandwidth): a steady-state extrapolation from the
+        # traced CUs is only for captures without a kernel trace (one short round bursts)
+        return None
+    estimate = f.bandwidth
+    phase = f.barrier if f.ping_pong else 0.0
+    if (estimate is None or estimate.fraction_of_peak < f.limits.capture_request_of_peak
+            or f.memory + phase < f.limits.memory_share):
+        return None
+    issue = type_share(f.doc, isa.VMEM_LOAD, isa.VMEM_STORE) if not f.no_stall else None
+    return Bottleneck(
+        "memory-bandwidth",
+        f"Memory-bandwidth-bound: the traced waves request {estimate.per_cu_bytes_per_clk:.1f} B "
+        f"per clock per busy CU, {estimate.device_gbps / 1000:.1f} TB/s on "
+        f"{estimate.busy_cus} CUs ({estimate.fraction_of_peak:.0%} of the "
+        f"{estimate.peak_gbps / 1000:.1f} TB/s HBM peak"
+        + ("; assumed: every CU as busy as the traced ones, no kernel trace" if estimate.cus_assumed
+           else "") + f") and {f.memory + phase:.0%} of stall is memory"
+        + (" or the partner group's memory phase" if phase else "")
+        + ": the memory path is full, so loads wait or cannot issue (back-pressure) and "
+        "hiding latency cannot help; only fewer bytes or requests, or a better grid, do.",
+        [f"request rate {estimate.fraction_of_peak:.0%} of HBM peak from the capture: "
+         f"{estimate.basis} (PMC counters override)",
+         *([f"vector-memory issue stall {issue:.0%} (loads that cannot issue: a full queue)"]
+           if issue else []), *f.lines],
+        "low" if estimate.cus_assumed else "medium",
+        helps=list(BANDWIDTH_HELPS), does_not_help=list(BANDWIDTH_DOES_NOT_HELP),
+        time_ceiling=f.limits.bandwidth_headroom,
     )
 
 
@@ -411,8 +469,8 @@ def memory_bandwidth(f: Facts) -> Bottleneck | None:
         f"Memory-bandwidth-bound: the kernel moves data at {peak:.0%} of peak and "
         f"{f.memory:.0%} of stall is vector-memory.",
         [f"achieved bandwidth {peak:.0%} of peak", *f.lines], "high",
-        helps=["fewer bytes: fuse, compress, avoid over-fetch"],
-        does_not_help=["latency hiding; occupancy; instruction scheduling"],
+        helps=list(BANDWIDTH_HELPS), does_not_help=list(BANDWIDTH_DOES_NOT_HELP),
+        time_ceiling=f.limits.bandwidth_headroom,
     )
 
 
@@ -606,7 +664,8 @@ def mixed(f: Facts) -> Bottleneck:
 # The reading order: the first check that applies is the verdict (mixed when none does).
 CHECKS: tuple[Callable[[Facts], Bottleneck | None], ...] = (
     launch_bound, latency_only, compute_mfma, compute_valu, memory_bandwidth, request_bandwidth,
-    memory_streaming, synchronisation, nop_hazards, loop_issue, loop_work, prologue, tail, memory_latency,
+    capture_bandwidth, memory_streaming, synchronisation, nop_hazards, loop_issue, loop_work, prologue,
+    tail, memory_latency,
 )
 
 

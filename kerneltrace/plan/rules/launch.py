@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kerneltrace.analysis.bandwidth import bandwidth_estimate
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain
 from kerneltrace.plan.spec import FindingKind, plan_rule
@@ -140,39 +141,64 @@ def setup_round_trips(ctx: PlanContext) -> list[Finding]:
 @plan_rule(id=RULE_BW, lever="memory-bytes", serves=("memory-bandwidth",), order=7,
            thresholds=(LaunchThresholds,))
 def request_bandwidth(ctx: PlanContext) -> list[Finding]:
-    """The requested bytes reach the HBM peak: only fewer bytes help.
+    """The requested bytes reach the HBM peak: only fewer bytes (or requests, or a better grid) help.
 
-    Trigger: verdict `memory-bandwidth` decided from request bytes (`structure.traffic`)
+    Trigger: verdict `memory-bandwidth` decided from request bytes: `structure.traffic` (code.json
+        × the grid over the kernel time), else the capture's own request rate per busy CU scaled
+        to the GPU (`bandwidth`, analysis/bandwidth.py)
     Evidence: the costliest vector-memory instructions
     Gain: 10–40 % of the vector-memory stall
-    Fix: move fewer bytes (fusion, narrower types, no re-reads); confirm with PMC counters"""
+    Fix: move fewer bytes (reuse, narrower or compressed data, no re-reads), fewer and larger
+        requests, a grid without a nearly empty last round; confirm with PMC counters"""
     limits = ctx.thresholds.of(LaunchThresholds)
     if ctx.verdict.kind != "memory-bandwidth":
         return []
     traffic = ctx.structure.get("traffic") or {}
     fraction = traffic.get("fraction_of_peak")
-    if fraction is None:
+    estimate = bandwidth_estimate(ctx.hotspots, ctx.structure) if fraction is None else None
+    if fraction is None and estimate is None:
         return []
     memory = ctx.type_share("VMEM-wait", "VMEM-load", "VMEM-store")
     low, high = memory * limits.fewer_bytes[0], memory * limits.fewer_bytes[1]
     per_wave = (traffic.get("load_bytes_per_wave") or 0) + (traffic.get("store_bytes_per_wave") or 0)
+    if estimate is None:
+        title = (f"Bandwidth-bound: {per_wave / 1024:.1f} KiB per wave × {traffic['grid_waves']:,} "
+                 f"waves = {traffic['dispatch_bytes'] / 1e6:,.0f} MB requested in "
+                 f"{ctx.structure['launch']['duration_ns'] / 1000:.1f} µs ({fraction:.0%} of HBM peak)")
+        rate, peak = traffic["request_gbps"], traffic["peak_gbps"]
+    else:
+        title = (f"Bandwidth-bound: {estimate.bytes_per_wave / 1024:.1f} KiB per wave, "
+                 f"{estimate.per_cu_bytes_per_clk:.1f} B/clk per busy CU ≈ "
+                 f"{estimate.device_gbps / 1000:.1f} TB/s on {estimate.busy_cus} CUs "
+                 f"({estimate.fraction_of_peak:.0%} of HBM peak, from the capture"
+                 + (", all CUs assumed busy" if estimate.cus_assumed else "") + ")")
+        rate, peak = estimate.device_gbps, estimate.peak_gbps
+    tail = (ctx.structure.get("launch") or {}).get("tail_loss") or 0.0
     return [ctx.finding(
         RULE_BW, memory, id=RULE_BW, priority="HIGH",
-        title=(f"Bandwidth-bound: {per_wave / 1024:.1f} KiB per wave × {traffic['grid_waves']:,} "
-               f"waves = {traffic['dispatch_bytes'] / 1e6:,.0f} MB requested in "
-               f"{ctx.structure['launch']['duration_ns'] / 1000:.1f} µs ({fraction:.0%} of HBM peak)"),
+        title=title,
         estimated_gain=Gain(round(low, 4), round(high, 4),
                             f"fewer bytes shorten the {memory:.0%} vector-memory stall by "
                             f"{limits.fewer_bytes[0]:.0%}–{limits.fewer_bytes[1]:.0%} (hypothesis)",
                             unit="stall_cycles"),
         scope="kernel", effort="medium",
-        root_cause=(f"The kernel's loads and stores request {traffic['request_gbps'] / 1000:.1f} TB/s "
-                    f"against a {traffic['peak_gbps'] / 1000:.1f} TB/s HBM peak: the memory path is "
-                    "saturated, so prefetching or more waves only queue more requests."),
-        fix=("Move fewer bytes: fuse with the producer or consumer kernel, use narrower types "
-             "(bf16/fp8 for intermediates), avoid re-reading inputs; capture PMC counters "
-             "(TCC_EA_RDREQ) to confirm the HBM traffic."),
+        root_cause=(f"The kernel's loads and stores request {rate / 1000:.1f} TB/s against a "
+                    f"{peak / 1000:.1f} TB/s HBM peak"
+                    + (f" ({estimate.basis})" if estimate is not None else "")
+                    + ": the memory path is saturated, so loads wait for it or cannot issue "
+                    "(a full request queue is back-pressure), and prefetching or more waves only "
+                    "queue more requests."),
+        fix=("Move fewer bytes: reuse what is loaded (larger tiles, operands shared through LDS), "
+             "narrower or compressed types, no re-reads of the same input, fusion with the "
+             "producer or consumer kernel; issue fewer, larger requests (dwordx4); "
+             + (f"make the grid a multiple of CUs × resident workgroups (the last round leaves "
+                f"{tail:.0%} idle); " if tail else "check the grid's last round (tile count vs "
+                "CUs × resident workgroups); ")
+             + "capture PMC counters (TCC_EA_RDREQ) to confirm the HBM traffic."),
         evidence=[ctx.evidence(ins, "vector memory") for ins in sorted(
             (i for i in ctx.program_order if i.get("type") in ("VMEM-wait", "VMEM-load", "VMEM-store")
-             and i.get("stall_cycles")), key=lambda i: -i["stall_cycles"])[:4]],
+             and (i.get("stall_cycles") if i.get("stall_cycles") is not None
+                  else i.get("latency_cycles"))),
+            key=lambda i: -(i["stall_cycles"] if i.get("stall_cycles") is not None
+                            else i.get("latency_cycles") or 0))[:4]],
     )]
