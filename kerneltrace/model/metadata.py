@@ -32,11 +32,11 @@ from kerneltrace.errors import InputError
 from kerneltrace.model.naming import DISPATCH_RE
 from kerneltrace.readers.csvs import (
     AgentInfo,
+    KernelTraceFile,
     KernelTraceRow,
-    KernelTraceTable,
     gpu_agents,
     read_agent_info,
-    read_kernel_trace_table,
+    read_kernel_trace_file,
 )
 from kerneltrace.records import field, record
 
@@ -306,13 +306,13 @@ def nearest(dispatch_dir: Path, patterns: tuple[str, ...]) -> list[Path]:
 
 
 @functools.lru_cache(maxsize=256)
-def _cached(kind: str, path: str, stamp: tuple[int, int]) -> KernelTraceTable | tuple:
+def _cached(kind: str, path: str, stamp: tuple[int, int]) -> KernelTraceFile | tuple:
     if kind == "trace":
-        return read_kernel_trace_table(Path(path))
+        return read_kernel_trace_file(Path(path))
     return tuple(read_agent_info(Path(path)))
 
 
-def _read(kind: str, path: Path) -> KernelTraceTable | tuple:
+def _read(kind: str, path: Path) -> KernelTraceFile | tuple:
     try:
         info = os.stat(path)
     except OSError as err:
@@ -349,25 +349,29 @@ def match_kernel_trace(
     warnings: list[str],
 ) -> TraceMatch:
     """The kernel_trace row of this dispatch among ``candidates`` (in preference order)."""
-    tables: list[tuple[Path, KernelTraceTable]] = []
+    files: list[tuple[Path, KernelTraceFile]] = []
     for path in candidates:
         try:
-            tables.append((path, _read("trace", path)))
+            files.append((path, _read("trace", path)))
         except InputError as err:
             warnings.append(f"ignored {path}: {err.what}")
     if dispatch_id is not None:
-        for path, table in tables:
+        for path, trace in files:
             if is_other_run(path):
                 continue
+            table = trace.table()
             same = [at for at, found in enumerate(table.ids) if found == dispatch_id]
             agreeing = [at for at in same if names_agree(table.names[at], names)]
             if agreeing:
                 return TraceMatch(table.row(agreeing[0]), "dispatch_id", path)
     wanted = {n for n in names if n}
-    for path, table in tables:
+    for path, trace in files:
+        # by name, only the rows that can name the kernel are parsed (a discovery CSV's ~10^4 rows)
+        table = trace.naming(wanted)
         by_name = [at for at, name in enumerate(table.names) if name in wanted]
         if not by_name and kernel_filter:
             needle = kernel_filter.lower()
+            table = trace.mentioning(kernel_filter)
             by_name = [at for at, name in enumerate(table.names) if needle in name.lower()]
         if by_name:
             if len(table.resources(by_name)) > 1:

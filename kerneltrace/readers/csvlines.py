@@ -1,0 +1,69 @@
+"""Whether csv.reader reads every line of a CSV text as a record of its own, and which lines can hold a given cell.
+
+csv.reader (excel dialect, not strict) carries a record over to the next line only when a line
+ends inside a quoted cell, and its only error on lines without line breaks is a cell longer than
+``csv.field_size_limit()``. When neither can happen, each line parses alone exactly as it does
+within the whole text, so a caller may parse only the lines that can matter. A cell's value is
+its line's characters in order with some double quotes dropped (never another character added or
+dropped), so a line whose record has a cell VALUE holds VALUE once both have their quotes removed.
+The checks cost a few string scans, against the character-at-a-time parse of every line they spare.
+"""
+
+from __future__ import annotations
+
+import csv
+
+
+def one_record_per_line(text: str, lines: list[str]) -> bool:
+    """True when csv.reader over ``lines`` (``text.splitlines()``) reads each line as one record
+    that depends on that line alone, raising no csv.Error.
+
+    Vouched for: lines ended by "\\n" only (no other character splitlines breaks at), none longer
+    than the field limit, and on each line the last run of double quotes odd in length, not first
+    on the line and not after a comma. Only a quote at a cell's start (the line start, after a
+    comma) opens a quoted cell; within it a run of quotes odd in length closes it, and elsewhere
+    quotes are text. So the line's last run closes the cell it is in (or is text) and opens none:
+    the line ends outside quotes. Anything else is False: the caller parses the whole text."""
+    joined = "\n".join(lines)
+    if joined != text and not (len(text) == len(joined) + 1 and text.endswith("\n") and text.startswith(joined)):
+        return False
+    if lines and max(map(len, lines)) > csv.field_size_limit():
+        return False
+    for line in lines:
+        last = line.rfind('"')
+        if last == -1:
+            continue
+        before = line[last - 1:last]
+        if before == '"':  # a run of quotes: its length, and what stands before it
+            run = line[:last + 1].rstrip('"')
+            if (last + 1 - len(run)) % 2 == 0:
+                return False
+            before = run[-1:]
+        if before in ("", ","):
+            return False
+    return True
+
+
+def lines_holding(text: str, needles: set[str], lower: bool = False) -> list[int]:
+    """The numbers of the lines of ``text`` (one record each, see one_record_per_line) whose
+    record can have a cell equal to one of ``needles`` (with ``lower``: a cell whose lower case
+    holds one of them, which must then be ASCII), in order. Quotes aside, such a line holds it."""
+    plain = text.replace('"', "")
+    if lower:
+        plain = plain.lower()  # ASCII lowers the same in any context, and no line break moves
+    found = {needle.replace('"', "") for needle in needles}
+    # a line holding a longer needle also holds any needle it contains: the shorter one suffices
+    shortest = [n for n in found if not any(other != n and other in n for other in found)]
+    if "" in shortest:
+        return list(range(plain.count("\n") + 1))
+    numbers: set[int] = set()
+    for needle in shortest:
+        line, counted = 0, 0
+        at = plain.find(needle)
+        while at != -1:
+            line += plain.count("\n", counted, at)
+            counted = at
+            numbers.add(line)
+            end = plain.find("\n", at)  # one match per line is enough
+            at = -1 if end == -1 else plain.find(needle, end + 1)
+    return sorted(numbers)
