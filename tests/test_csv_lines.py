@@ -18,7 +18,7 @@ import pytest
 
 from kerneltrace.errors import InputError
 from kerneltrace.model import metadata
-from kerneltrace.readers import csvs
+from kerneltrace.readers import csvlines, csvs
 from kerneltrace.readers.csvlines import lines_holding, one_record_per_line
 
 PIECES = ['"', '"', ",", ",", "\n", "a", "b", "ab", "Ab", '""', "\r", " ", "\x0c", "\ufeff", ""]
@@ -88,6 +88,11 @@ def test_odd_texts(text: str, vouched: bool):
     assert one_record_per_line(text, lines) is vouched
     if vouched:
         assert per_line(lines) == whole(lines)
+
+
+def test_the_line_breaks_set_aside_are_those_of_splitlines():
+    breaks = {char for char in map(chr, range(0x110000)) if len(f"a{char}b".splitlines()) == 2}
+    assert breaks == {"\n", *csvlines._OTHER_LINE_BREAKS}
 
 
 def test_a_needle_shorter_than_another_keeps_the_lines_of_both():

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import csv
 
+_OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines breaks at these and "\n"
+
 
 def one_record_per_line(text: str, lines: list[str]) -> bool:
     """True when csv.reader over ``lines`` (``text.splitlines()``) reads each line as one record
@@ -24,8 +26,7 @@ def one_record_per_line(text: str, lines: list[str]) -> bool:
     comma) opens a quoted cell; within it a run of quotes odd in length closes it, and elsewhere
     quotes are text. So the line's last run closes the cell it is in (or is text) and opens none:
     the line ends outside quotes. Anything else is False: the caller parses the whole text."""
-    joined = "\n".join(lines)
-    if joined != text and not (len(text) == len(joined) + 1 and text.endswith("\n") and text.startswith(joined)):
+    if any(other in text for other in _OTHER_LINE_BREAKS):
         return False
     if lines and max(map(len, lines)) > csv.field_size_limit():
         return False
