@@ -1,6 +1,6 @@
 """A kernel_trace CSV read in part (only the lines that can name the kernel) gives what the whole parse gives.
 
-csvlines.one_record_per_line vouches that csv.reader reads each line alone as it reads it within
+csvlines.line_starts vouches that csv.reader reads each line alone as it reads it within
 the whole text; csvlines.lines_holding keeps every line whose record can hold a cell. Both are
 checked against csv.reader itself on random texts and on odd CSVs (quoted line breaks, BOM, blank
 lines, short and long rows, duplicate columns, kernel names with commas and quotes, a name that is
@@ -19,7 +19,7 @@ import pytest
 from kerneltrace.errors import InputError
 from kerneltrace.model import metadata
 from kerneltrace.readers import csvlines, csvs
-from kerneltrace.readers.csvlines import lines_holding, one_record_per_line
+from kerneltrace.readers.csvlines import line_at, line_starts, lines_holding
 
 PIECES = ['"', '"', ",", ",", "\n", "a", "b", "ab", "Ab", '""', "\r", " ", "\x0c", "\ufeff", ""]
 
@@ -33,6 +33,15 @@ def whole(lines: list[str]) -> list[list[str]] | str:
         return list(csv.reader(lines))
     except csv.Error as err:
         return f"error: {err}"
+
+
+def one_record_per_line(text: str, lines: list[str]) -> bool:
+    """line_starts vouches for the text, and its lines are splitlines' lines."""
+    starts = line_starts(text)
+    if starts is None:
+        return False
+    assert [line_at(text, starts, number) for number in range(len(starts))] == lines, repr(text)
+    return True
 
 
 def random_texts(count: int) -> list[str]:
@@ -199,5 +208,5 @@ def test_the_lookup_by_name_warns_and_finds_as_the_whole_parse(tmp_path: Path, m
     for order in (paths, paths[::-1], *([path] for path in paths)):
         partial = _match(order, names, kernel, dispatch)
         with monkeypatch.context() as patched:
-            patched.setattr(csvs, "one_record_per_line", lambda text, lines: False)
+            patched.setattr(csvs, "line_starts", lambda text: None)
             assert _match(order, names, kernel, dispatch) == partial

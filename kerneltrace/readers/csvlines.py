@@ -16,37 +16,48 @@ import csv
 _OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines breaks at these and "\n"
 
 
-def one_record_per_line(text: str, lines: list[str]) -> bool:
-    """True when csv.reader over ``lines`` (``text.splitlines()``) reads each line as one record
-    that depends on that line alone, raising no csv.Error.
+def line_starts(text: str) -> list[int] | None:
+    """Where each line of ``text`` (as str.splitlines cuts it) starts, when csv.reader over those
+    lines reads each as one record that depends on that line alone, raising no csv.Error; else None.
 
     Vouched for: lines ended by "\\n" only (no other character splitlines breaks at), none longer
     than the field limit, and on each line the last run of double quotes odd in length, not first
     on the line and not after a comma. Only a quote at a cell's start (the line start, after a
     comma) opens a quoted cell; within it a run of quotes odd in length closes it, and elsewhere
     quotes are text. So the line's last run closes the cell it is in (or is text) and opens none:
-    the line ends outside quotes. Anything else is False: the caller parses the whole text."""
+    the line ends outside quotes. Anything else is None: the caller parses the whole text. (One
+    scan of the text, no line copied: the caller slices the few lines it parses.)"""
     if any(other in text for other in _OTHER_LINE_BREAKS):
-        return False
-    if lines and max(map(len, lines)) > csv.field_size_limit():
-        return False
-    for line in lines:
-        last = line.rfind('"')
-        if last == -1:
-            continue
-        before = line[last - 1:last]
-        if before == '"':  # a run of quotes: its length, and what stands before it
-            run = line[:last + 1].rstrip('"')
-            if (last + 1 - len(run)) % 2 == 0:
-                return False
-            before = run[-1:]
-        if before in ("", ","):
-            return False
-    return True
+        return None
+    limit = csv.field_size_limit()
+    starts: list[int] = []
+    find, rfind, size, start = text.find, text.rfind, len(text), 0
+    while start < size:
+        end = find("\n", start)
+        if end == -1:
+            end = size
+        if end - start > limit:
+            return None
+        last = rfind('"', start, end)
+        if last != -1:
+            first = last  # of the run of quotes ending the line's quotes
+            while first > start and text[first - 1] == '"':
+                first -= 1
+            if (last + 1 - first) % 2 == 0 or first == start or text[first - 1] == ",":
+                return None
+        starts.append(start)
+        start = end + 1
+    return starts
+
+
+def line_at(text: str, starts: list[int], number: int) -> str:
+    """Line ``number`` of ``text`` (its starts from line_starts), without its line break."""
+    end = text.find("\n", starts[number])
+    return text[starts[number]:] if end == -1 else text[starts[number]:end]
 
 
 def lines_holding(text: str, needles: set[str], lower: bool = False) -> list[int]:
-    """The numbers of the lines of ``text`` (one record each, see one_record_per_line) whose
+    """The numbers of the lines of ``text`` (one record each, see line_starts) whose
     record can have a cell equal to one of ``needles`` (with ``lower``: a cell whose lower case
     holds one of them, which must then be ASCII), in order. Quotes aside, such a line holds it."""
     plain = text.replace('"', "")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kerneltrace.arch.dispatch_meta import DispatchMeta
 from kerneltrace.errors import InputError, require_all
-from kerneltrace.readers.csvlines import lines_holding, one_record_per_line
+from kerneltrace.readers.csvlines import line_at, line_starts, lines_holding
 from kerneltrace.readers.regular import CSV_LIMIT, read_regular
 from kerneltrace.records import record
 
@@ -300,22 +300,23 @@ class KernelTraceFile:
     other is parsed whole when read.
     """
 
-    __slots__ = ("_path", "_text", "_lines", "_header", "_table")
+    __slots__ = ("_path", "_text", "_starts", "_header", "_table")
 
-    def __init__(self, path: Path, text: str, lines: list[str], header: list[str],
+    def __init__(self, path: Path, text: str, starts: list[int], header: list[str],
                  table: KernelTraceTable | None) -> None:
-        self._path, self._text, self._lines, self._header, self._table = path, text, lines, header, table
+        self._path, self._text, self._starts, self._header, self._table = path, text, starts, header, table
 
     def table(self) -> KernelTraceTable:
         """Every row (parsed once, when first asked)."""
         if self._table is None:
-            self._table = _parse_table(self._lines, self._path)
+            self._table = _parse_table(self._text.splitlines(), self._path)
         return self._table
 
     def _rows_of(self, numbers: list[int]) -> KernelTraceTable:
         """The rows of some lines, the header's aside (each holds a needle: none is blank)."""
-        lines = self._lines
-        return KernelTraceTable(self._header, list(csv.reader(lines[n] for n in numbers if n)), str(self._path))
+        text, starts = self._text, self._starts
+        rows = list(csv.reader(line_at(text, starts, number) for number in numbers if number))
+        return KernelTraceTable(self._header, rows, str(self._path))
 
     def naming(self, names: set[str]) -> KernelTraceTable:
         """The rows whose Kernel_Name is one of ``names``, and maybe others, in file order."""
@@ -333,11 +334,12 @@ class KernelTraceFile:
 def read_kernel_trace_file(path: Path) -> KernelTraceFile:
     """A *kernel_trace.csv checked as read_kernel_trace_table checks it, its rows parsed on demand."""
     text = _text(path)
-    lines = text.splitlines()
-    if not one_record_per_line(text, lines):
-        return KernelTraceFile(path, "", lines, [], _parse_table(lines, path))
-    header = _parse_table(lines[:1], path).header  # the first line alone is the first record
-    return KernelTraceFile(path, text, lines, header, None)
+    starts = line_starts(text)
+    if starts is None:
+        return KernelTraceFile(path, "", [], [], _parse_table(text.splitlines(), path))
+    first = [line_at(text, starts, 0)] if starts else []
+    header = _parse_table(first, path).header  # the first line alone is the first record
+    return KernelTraceFile(path, text, starts, header, None)
 
 
 def read_kernel_trace(path: Path) -> list[KernelTraceRow]:
