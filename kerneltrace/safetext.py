@@ -17,8 +17,8 @@ import re
 # separators, and unpaired surrogates (from undecodable file names).
 _UNSAFE = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
            "\ud800-\udfff")
-_UNSAFE_IN_PAGE = re.compile(f"[{_UNSAFE}]")  # keeps tab and newline: the page's own layout
-_UNSAFE_IN_LINE = re.compile(f"[{_UNSAFE}\t\n]")
+_PATTERNS = {"page": f"[{_UNSAFE}]", "line": f"[{_UNSAFE}\t\n]"}  # the page keeps tab and newline: its layout
+_compiled: dict[str, re.Pattern[str]] = {}
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -33,22 +33,40 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def _unsafe(kind: str) -> re.Pattern[str]:
+    """The pattern, compiled when first needed: most text is printable, and compiling the class
+    (surrogates and all) costs a millisecond a process."""
+    found = _compiled.get(kind)
+    if found is None:
+        found = _compiled[kind] = re.compile(_PATTERNS[kind])
+    return found
+
+
+def _printable(text: str) -> bool:
+    """Nothing to escape in ``text`` as one line: every unsafe character (and tab and newline)
+    is unprintable to str.isprintable (categories Cc, Cf, Cs, Zl, Zp, or unassigned)."""
+    return text.isprintable()
+
+
 def terminal_page(text: str) -> str:
     """A whole rendered text/Markdown page with every unsafe character shown as ``\\xNN``/``\\uNNNN``.
 
     Tabs and newlines stay (the page's layout); the page's own text holds no other control
     character, so everything escaped came from user data."""
-    return _UNSAFE_IN_PAGE.sub(_escape, text)
+    if _printable(text.replace("\n", " ").replace("\t", " ")):
+        return text
+    return _unsafe("page").sub(_escape, text)
 
 
 def one_line(value: object) -> str:
     """User text on one line: tab, newline and every unsafe character escaped."""
-    return _UNSAFE_IN_LINE.sub(_escape, str(value))
+    text = str(value)
+    return text if _printable(text) else _unsafe("line").sub(_escape, text)
 
 
 def has_unsafe(text: str) -> bool:
     """True if ``text`` holds a tab, newline or any character ``one_line`` would escape."""
-    return _UNSAFE_IN_LINE.search(text) is not None
+    return not _printable(text) and _unsafe("line").search(text) is not None
 
 
 def tsv_cell(value: object) -> str:

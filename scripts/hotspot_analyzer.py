@@ -11,7 +11,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
-import traceback
 
 from kerneltrace import atomic
 from kerneltrace.cliargs import json_object, number
@@ -71,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:
         record = dropped_record(args.dispatch_dir, err)
         if not isinstance(err, InputError):
+            import traceback  # only for a failure: its imports (linecache, tokenize, textwrap) cost every run
+
             traceback.print_exc(file=sys.stderr)
         print(f"dropped {args.dispatch_dir}: {record['reason']}", file=sys.stderr)
         staged = [(args.json, atomic.json_text(record)), (args.text, f"dropped: {record['reason']}\n")]

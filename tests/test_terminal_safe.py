@@ -128,3 +128,17 @@ def test_the_helper_escapes_every_payload_and_keeps_plain_text():
     assert one_line("a\tb\nc\x1b") == "a\\tb\\nc\\x1b"
     assert tsv_cell("vec_add_float(float const*, int)") == "vec_add_float(float const*, int)"
     assert notes_markdown([], ["dropped " + PAYLOAD], "x").count("\\x1b") >= 3
+
+
+def test_printable_text_skips_the_pattern_and_is_what_the_pattern_leaves():
+    # the fast path (str.isprintable, a conjunction over characters: no pattern compiled) is exact
+    # when no printable character is one the pattern escapes
+    from kerneltrace import safetext
+
+    line = re.compile(safetext._PATTERNS["line"])
+    printable_but_unsafe = [hex(code) for code in range(0x110000)
+                            if chr(code).isprintable() and line.search(chr(code))]
+    assert printable_but_unsafe == []
+    assert terminal_page("k═…█\tb\n") == "k═…█\tb\n" and one_line("k═ x") == "k═ x"
+    assert terminal_page("k═\u202e\t\x1b") == "k═\\u202e\t\\x1b"
+    assert one_line("\u00a0\ue000\u2028") == "\u00a0\ue000\\u2028"  # unprintable yet safe: kept

@@ -26,17 +26,18 @@ import functools
 import os
 import stat
 import threading
+from operator import attrgetter
 from pathlib import Path
 
 from kerneltrace.errors import InputError
 from kerneltrace.model.naming import DISPATCH_RE
 from kerneltrace.readers.csvs import (
     AgentInfo,
+    KernelTraceFile,
     KernelTraceRow,
-    KernelTraceTable,
     gpu_agents,
     read_agent_info,
-    read_kernel_trace_table,
+    read_kernel_trace_file,
 )
 from kerneltrace.records import field, record
 
@@ -75,6 +76,7 @@ def _is_system(path: Path, resolve: bool = False) -> bool:
     return _system_path(os.path.realpath(path) if resolve else os.path.abspath(path))
 
 
+_NAME = attrgetter("name")
 _scope = threading.local()  # the folder listings of one search (find_metadata, find_csv_files)
 
 
@@ -92,7 +94,9 @@ def _one_search() -> Iterator[None]:
 
 
 def _entries(folder: Path) -> list[os.DirEntry]:
-    """The folder's entries, sorted by name; [] when it cannot be listed (or must never be)."""
+    """The folder's entries in the order the system lists them (callers that return entries sort
+    what they keep: a dispatch dir holds thousands of wave files); [] when it cannot be listed
+    (or must never be)."""
     listings = getattr(_scope, "listings", None)
     key = os.path.abspath(folder)
     if listings is not None and key in listings:
@@ -101,7 +105,7 @@ def _entries(folder: Path) -> list[os.DirEntry]:
     if not _system_path(key):
         try:
             with os.scandir(folder) as found:
-                entries = sorted(found, key=lambda entry: entry.name)
+                entries = list(found)
         except (OSError, ValueError):
             entries = []
     if listings is not None:
@@ -122,6 +126,19 @@ def _owned_file(entry: os.DirEntry, owner: int | None) -> bool:
     return info is not None and stat.S_ISREG(info.st_mode) and (owner is None or info.st_uid == owner)
 
 
+def _ending(folder: Path, entries: list[os.DirEntry], tail: str) -> list[os.DirEntry]:
+    """The entries whose names end with ``tail``, once per search (a dispatch dir of 4000 wave
+    files is asked for each kind of CSV)."""
+    listings = getattr(_scope, "listings", None)
+    key = ("ending", os.path.abspath(folder), tail)
+    if listings is not None and key in listings:
+        return listings[key]
+    found = sorted((entry for entry in entries if entry.name.endswith(tail)), key=_NAME)
+    if listings is not None:
+        listings[key] = found
+    return found
+
+
 def _files(folder: Path, patterns: tuple[str, ...], owner: int | None = None) -> list[Path]:
     """Regular files of ``folder`` matching the patterns (``pass_*/*.csv``: one folder down)."""
     found: list[Path] = []
@@ -134,9 +151,8 @@ def _files(folder: Path, patterns: tuple[str, ...], owner: int | None = None) ->
             found.extend(sorted(path for place in places for path in _files(place, (tail,), owner)))
             continue
         tail_text = pattern.rsplit("*", 1)[-1]  # the literal end (".csv"): a cheap first filter
-        found.extend(folder / entry.name for entry in entries
-                     if entry.name.endswith(tail_text) and fnmatch.fnmatchcase(entry.name, pattern)
-                     and _owned_file(entry, owner))
+        found.extend(folder / entry.name for entry in _ending(folder, entries, tail_text)
+                     if fnmatch.fnmatchcase(entry.name, pattern) and _owned_file(entry, owner))
     return found
 
 
@@ -198,7 +214,7 @@ def _own_folder(path: Path, capture: _Capture) -> bool:
 
 def _subfolders(folder: Path, capture: _Capture) -> list[Path]:
     """Direct subfolders (a linked one when its target is the owner's too), no dispatch dirs."""
-    return [folder / entry.name for entry in _entries(folder)
+    return [folder / entry.name for entry in sorted(_entries(folder), key=_NAME)
             if _is_dir(entry, follow=True) and not DISPATCH_RE.match(entry.name)
             and _own_folder(folder / entry.name, capture)]
 
@@ -306,13 +322,13 @@ def nearest(dispatch_dir: Path, patterns: tuple[str, ...]) -> list[Path]:
 
 
 @functools.lru_cache(maxsize=256)
-def _cached(kind: str, path: str, stamp: tuple[int, int]) -> KernelTraceTable | tuple:
+def _cached(kind: str, path: str, stamp: tuple[int, int]) -> KernelTraceFile | tuple:
     if kind == "trace":
-        return read_kernel_trace_table(Path(path))
+        return read_kernel_trace_file(Path(path))
     return tuple(read_agent_info(Path(path)))
 
 
-def _read(kind: str, path: Path) -> KernelTraceTable | tuple:
+def _read(kind: str, path: Path) -> KernelTraceFile | tuple:
     try:
         info = os.stat(path)
     except OSError as err:
@@ -349,25 +365,29 @@ def match_kernel_trace(
     warnings: list[str],
 ) -> TraceMatch:
     """The kernel_trace row of this dispatch among ``candidates`` (in preference order)."""
-    tables: list[tuple[Path, KernelTraceTable]] = []
+    files: list[tuple[Path, KernelTraceFile]] = []
     for path in candidates:
         try:
-            tables.append((path, _read("trace", path)))
+            files.append((path, _read("trace", path)))
         except InputError as err:
             warnings.append(f"ignored {path}: {err.what}")
     if dispatch_id is not None:
-        for path, table in tables:
+        for path, trace in files:
             if is_other_run(path):
                 continue
+            table = trace.table()
             same = [at for at, found in enumerate(table.ids) if found == dispatch_id]
             agreeing = [at for at in same if names_agree(table.names[at], names)]
             if agreeing:
                 return TraceMatch(table.row(agreeing[0]), "dispatch_id", path)
     wanted = {n for n in names if n}
-    for path, table in tables:
+    for path, trace in files:
+        # by name, only the rows that can name the kernel are parsed (a discovery CSV's ~10^4 rows)
+        table = trace.naming(wanted)
         by_name = [at for at, name in enumerate(table.names) if name in wanted]
         if not by_name and kernel_filter:
             needle = kernel_filter.lower()
+            table = trace.mentioning(kernel_filter)
             by_name = [at for at, name in enumerate(table.names) if needle in name.lower()]
         if by_name:
             if len(table.resources(by_name)) > 1:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import csv
 import math
+from operator import itemgetter
 from pathlib import Path
 
 from kerneltrace.arch.dispatch_meta import DispatchMeta
 from kerneltrace.errors import InputError, require_all
+from kerneltrace.readers.csvlines import line_at, line_starts, lines_holding
 from kerneltrace.readers.regular import CSV_LIMIT, read_regular
 from kerneltrace.records import record
 
@@ -213,6 +215,10 @@ class KernelTraceTable:
         return [values[at] if at < len(values) else None for values in self._rows]
 
     @property
+    def header(self) -> list[str]:
+        return self._header
+
+    @property
     def ids(self) -> list[int | None]:
         """KernelTraceRow.dispatch_id of every row (parsed once, when first asked)."""
         if self._ids is None:
@@ -239,12 +245,17 @@ class KernelTraceTable:
         """{(vgpr, accum, sgpr, lds, workgroup items)} of the given rows: one conversion per
         distinct combination of the cells they come from."""
         positions = [self._position.get(name, -1) for name in _RESOURCE_CELLS]
-        first: dict[tuple, int] = {}
-        for at in rows:
-            values = self._rows[at]
-            count = len(values)  # None when the column is absent or the row short (as _column)
-            first.setdefault(tuple(values[p] if 0 <= p < count else None for p in positions), at)
-        found = (self.row(at) for at in first.values())
+        table = self._rows
+        try:  # an absent column is None in every row: the present ones tell the rows apart
+            cells = itemgetter(*(p for p in positions if p >= 0))
+            some = {cells(table[at]): at for at in rows}
+        except (IndexError, TypeError):  # a row short of a cell (or no such column): None there
+            some = {}
+            for at in rows:
+                values = table[at]
+                count = len(values)  # None when the column is absent or the row short (as _column)
+                some.setdefault(tuple(values[p] if 0 <= p < count else None for p in positions), at)
+        found = (self.row(at) for at in some.values())
         return {(r.vgpr_count, r.accum_vgpr_count, r.sgpr_count, r.lds_bytes, r.workgroup_items) for r in found}
 
     def __len__(self) -> int:
@@ -254,13 +265,11 @@ class KernelTraceTable:
         return (self.row(at) for at in range(len(self._rows)))
 
 
-def read_kernel_trace_table(path: Path) -> KernelTraceTable:
-    """The dispatch rows of a *kernel_trace.csv, converted on access (same rows as read_kernel_trace).
-
-    Read as _read_rows reads every CSV (same errors, same skipped blank lines), with csv.reader."""
+def _parse_table(lines: list[str], path: Path) -> KernelTraceTable:
+    """Every record of a kernel_trace CSV's lines, read as _read_rows reads every CSV (same errors,
+    same skipped blank lines), with csv.reader."""
     what = "kernel_trace CSV"
-    raw = read_regular(path, what, CSV_LIMIT)
-    reader = csv.reader(raw.decode("utf-8", errors="replace").splitlines())
+    reader = csv.reader(lines)
     try:
         header = next(reader, None)  # DictReader.fieldnames: the first row, None for no row
         require_all(("Kernel_Name",), header or [], f"not a rocprofv3 {what}: missing column(s) {{missing}}",
@@ -269,6 +278,68 @@ def read_kernel_trace_table(path: Path) -> KernelTraceTable:
     except csv.Error as err:
         raise InputError(f"malformed CSV: {err}", str(path), f"regenerate the {what}") from None
     return KernelTraceTable(header or [], rows, str(path))
+
+
+def _text(path: Path) -> str:
+    return read_regular(path, "kernel_trace CSV", CSV_LIMIT).decode("utf-8", errors="replace")
+
+
+def read_kernel_trace_table(path: Path) -> KernelTraceTable:
+    """The dispatch rows of a *kernel_trace.csv, converted on access (same rows as read_kernel_trace)."""
+    return _parse_table(_text(path).splitlines(), path)
+
+
+class KernelTraceFile:
+    """One kernel_trace CSV, read and checked as read_kernel_trace_table reads it (the same errors,
+    raised by read_kernel_trace_file), its rows parsed when asked: all of them, or those of the
+    lines that can name a kernel.
+
+    A discovery run's CSV holds ~10^4 rows, of which a lookup by name needs those naming the
+    kernel; parsing every line cost more than the rest of a hotspot run. Only a file that
+    csv.reader reads one record per line (kerneltrace.readers.csvlines) is read in part; any
+    other is parsed whole when read.
+    """
+
+    __slots__ = ("_path", "_text", "_starts", "_header", "_table")
+
+    def __init__(self, path: Path, text: str, starts: list[int], header: list[str],
+                 table: KernelTraceTable | None) -> None:
+        self._path, self._text, self._starts, self._header, self._table = path, text, starts, header, table
+
+    def table(self) -> KernelTraceTable:
+        """Every row (parsed once, when first asked)."""
+        if self._table is None:
+            self._table = _parse_table(self._text.splitlines(), self._path)
+        return self._table
+
+    def _rows_of(self, numbers: list[int]) -> KernelTraceTable:
+        """The rows of some lines, the header's aside (each holds a needle: none is blank)."""
+        text, starts = self._text, self._starts
+        rows = list(csv.reader(line_at(text, starts, number) for number in numbers if number))
+        return KernelTraceTable(self._header, rows, str(self._path))
+
+    def naming(self, names: set[str]) -> KernelTraceTable:
+        """The rows whose Kernel_Name is one of ``names``, and maybe others, in file order."""
+        if self._table is not None:
+            return self._table
+        return self._rows_of(lines_holding(self._text, names) if names else [])
+
+    def mentioning(self, needle: str) -> KernelTraceTable:
+        """The rows whose Kernel_Name.lower() holds ``needle.lower()``, and maybe others, in file order."""
+        if self._table is not None or not needle.isascii():
+            return self.table()
+        return self._rows_of(lines_holding(self._text, {needle.lower()}, lower=True))
+
+
+def read_kernel_trace_file(path: Path) -> KernelTraceFile:
+    """A *kernel_trace.csv checked as read_kernel_trace_table checks it, its rows parsed on demand."""
+    text = _text(path)
+    starts = line_starts(text)
+    if starts is None:
+        return KernelTraceFile(path, "", [], [], _parse_table(text.splitlines(), path))
+    first = [line_at(text, starts, 0)] if starts else []
+    header = _parse_table(first, path).header  # the first line alone is the first record
+    return KernelTraceFile(path, text, starts, header, None)
 
 
 def read_kernel_trace(path: Path) -> list[KernelTraceRow]:
