@@ -219,6 +219,9 @@ class CoverageThresholds:
                                            "at or below which the traced waves are short "
                                            "relative to the kernel: with early_exit_executed, "
                                            "the early-exit capture note")
+    empty_waves_note: float = heuristic(0.25, "share of the traced waves that did no work "
+                                        "(waves.work_split) from which the capture-quality "
+                                        "section says the totals mix them with the busy waves")
 
 
 @dataclass(frozen=True)
@@ -256,6 +259,11 @@ class StructureThresholds:
     untraced_factor: float = heuristic(4.0, "least barrier wait above this times the row's usual "
                                        "least from which a partner wave was untraced "
                                        "(analysis/waves/stragglers.py)")
+    empty_wave_share: float = heuristic(0.1, "instructions a wave executes, as a share of the "
+                                        "busiest traced wave's, up to which it did no work (it "
+                                        "left at a work-range check: analysis/waves/work_split.py)")
+    empty_wave_min_busy: int = heuristic(100, "instructions the busiest traced wave must execute "
+                                         "before other waves can be called empty")
 
 
 COMPARE_NOISE_SOURCE = ("tests/test_compare_time_shared.py: the two shared flash_attn_func "

@@ -105,3 +105,22 @@ def with_early_exit(verdict: Bottleneck, cov: Coverage | None) -> Bottleneck:
                   f"{facts['executed_fraction']:.1%} of the code executed", *verdict.evidence],
         helps=["re-capture targeting another CU/SE (or a dispatch whose traced workgroups get "
                "work) and check the work split across workgroups", *verdict.helps])
+
+
+def work_split_notes(hotspot_doc: dict, limits: CoverageThresholds = DEFAULT_COVERAGE) -> list[dict]:
+    """A capture-quality note (never ranked) when many traced waves did no work: the code.json
+    totals then mix their prologue waits with the busy waves' work, and the kernel time is the
+    busy waves' (waves.work_split; analysis/waves/work_split.py)."""
+    split = (hotspot_doc.get("waves") or {}).get("work_split")
+    if not split or split["empty_share"] < limits.empty_waves_note:
+        return []
+    return [{"kind": "empty-waves", "note": (
+        f"{split['empty_waves']} of {split['waves']} traced waves ({split['empty_share']:.0%}) did no "
+        f"work: each ran at most {split['empty_max_instructions']} instructions (~"
+        f"{split['empty_mean_cycles']:,.0f} cycles) against the busiest wave's "
+        f"{split['busiest_instructions']:,} (busy waves ~{split['busy_mean_cycles']:,.0f} cycles), "
+        "leaving at the work-range check. The per-row totals below mix their prologue waits with "
+        "the busy waves' work, and the kernel's time is the busy waves': check how the work is "
+        "split across workgroups (the metadata/partition that feeds that check) before tuning "
+        "the prologue")}]
+

@@ -8,7 +8,7 @@ from kerneltrace.analysis.dispatch_labels import dispatch_labels
 from kerneltrace.analysis.launch import launch_judgement
 from kerneltrace.compare.gate import parse_thresholds
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.coverage import capture_notes
+from kerneltrace.plan.coverage import capture_notes, work_split_notes
 from kerneltrace.plan.gains import group_gain
 from kerneltrace.plan.l2_metrics import l2_metrics
 from kerneltrace.plan.occupancy_check import observed as observed_occupancy
@@ -18,6 +18,7 @@ from kerneltrace.plan.verdict import doc_structure
 from kerneltrace.readers.codejson import CodeFormat
 from kerneltrace.thresholds import (
     DEFAULT_COMPARE,
+    CoverageThresholds,
     LaunchBoundThresholds,
     StructureThresholds,
     Table,
@@ -109,7 +110,9 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = D
         "costs": hotspot_doc.get("costs"),
         "capture_warnings": list(hotspot_doc.get("capture_warnings") or []),
         # the capture's own limits first: whether the traced waves stand for the dispatch
-        "capture_quality": capture_notes(ctx.coverage) + capture_quality(hotspot_doc, findings),
+        "capture_quality": (capture_notes(ctx.coverage)
+                            + work_split_notes(hotspot_doc, thresholds.of(CoverageThresholds))
+                            + capture_quality(hotspot_doc, findings)),
         "launch": ctx.structure.get("launch"),
         "trace_coverage": ctx.coverage.to_dict() if ctx.coverage else None,
         "occupancy_observed": observed_occupancy(hotspot_doc),

@@ -30,6 +30,7 @@ from kerneltrace.analysis.waves.states import state_summary
 from kerneltrace.analysis.waves.stragglers import StragglerTotals, straggler_summary
 from kerneltrace.analysis.waves.stream import accumulate
 from kerneltrace.analysis.waves.waitcnt import wait_links, waitcnt_summary
+from kerneltrace.analysis.waves.work_split import work_split
 from kerneltrace.readers.realtime import realtime_mhz
 from kerneltrace.readers.wavefile.reader import wave_files
 from kerneltrace.thresholds import DEFAULT_STRUCTURE, StructureThresholds
@@ -75,6 +76,7 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = No
         "consistency": consistency(dispatch_dir, paths, totals, table),
         "occupancy": occupancy_summary(dispatch_dir, totals.traced_cu),
         "residency": residency_summary(totals.per_wave),
+        "work_split": work_split(totals.per_wave, limits),
         "clock_mhz": realtime_mhz(dispatch_dir),  # measured shader clock (realtime.json), or None
         "peers": peer_summary(totals.peers, rows),
         "stragglers": straggler_summary(totals.stragglers, limits.untraced_factor),
