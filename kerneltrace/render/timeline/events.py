@@ -114,8 +114,25 @@ def slices(begin, end, track, name, key, args: list[Arg] | None = None, flow_out
     return events, both([key, key + 1])
 
 
+@dataclass
+class Unmerged:
+    """Event batches with their sort keys, left for the writer to interleave: the Perfetto
+    writer encodes each part on its own and puts the packets in key order (no merged copy of
+    every column); `merge` gives the one batch a writer that needs it reads."""
+
+    parts: list[tuple[Events, np.ndarray]]
+
+    def __len__(self) -> int:
+        return sum(len(events) for events, _ in self.parts)
+
+
+def sorted_args(args: list[Arg]) -> list[Arg]:
+    """Arguments in the order `merge` writes them (by name, then kind)."""
+    return sorted(args, key=lambda arg: (arg.name, arg.kind))
+
+
 def merge(parts: list[tuple[Events, np.ndarray]]) -> Events:
-    """Concatenate event batches and order them by their keys (stable)."""
+    """Concatenate event batches and order them by their keys (stable); arguments by name."""
     import numpy as np
 
     parts = [(events, keys) for events, keys in parts if len(events)]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from kerneltrace.analysis.waves.waitcnt import wait_matches
 from kerneltrace.readers.wavefile.reader import STATE_NAMES
-from kerneltrace.render.timeline.events import INSTANT, Arg, Events, Names, merge, slices
+from kerneltrace.render.timeline.events import INSTANT, Arg, Events, Names, Unmerged, slices
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,8 +72,9 @@ def _instruction_args(rows: Rows, line, stall, present=None) -> list[Arg]:
             Arg("source", "str", rows.source[line], present), Arg("stall", "int", stall, present)]
 
 
-def group_events(group: Group, ctx: Context) -> Events:
-    """Every event of the group's waves (the group passed accumulate.plausible)."""
+def group_events(group: Group, ctx: Context) -> Unmerged:
+    """Every event of the group's waves (the group passed accumulate.plausible), as parts with
+    their keys (events.merge orders them)."""
     import numpy as np
 
     names, rows, clock = ctx.names, ctx.rows, ctx.clock
@@ -156,7 +157,7 @@ def group_events(group: Group, ctx: Context) -> Events:
 
     if n:
         parts += _instruction_parts(group, ctx, wave_key)
-    return merge(parts)
+    return Unmerged([(events, keys) for events, keys in parts if len(events)])
 
 
 def _instruction_parts(group: Group, ctx: Context, wave_key) -> list:
