@@ -237,6 +237,8 @@ def export_timeline(dispatch_dir: Path | str, out: Path | str, *, fmt: str = "pe
     worker while this process writes them (worker.py; `fork` False: all in this process)."""
     from functools import partial
 
+    import numpy  # noqa: F401  both processes need it: imported once, before the fork
+
     from kerneltrace import atomic
     from kerneltrace.render.timeline.events import Names
     from kerneltrace.render.timeline.worker import produced

@@ -218,7 +218,7 @@ class ProtoWriter:
             _, data, mask = encoded[0]
         else:  # each shape's rows back in their place, padded to the widest shape
             width = max(data.shape[1] for _, data, _ in encoded)
-            data = np.zeros((n, width), np.uint8)
+            data = np.empty((n, width), np.uint8)  # only the masked bytes are read
             mask = np.zeros((n, width), bool)
             for rows, shape_data, shape_mask in encoded:
                 data[rows, :shape_data.shape[1]] = shape_data

@@ -17,7 +17,10 @@ size cap, an error writing) the child is killed and reaped, so nothing outlives 
 
 No fork (one process, same items, same bytes) when `fork` is False, `KERNELTRACE_TIMELINE_WORKER`
 is "0", the platform has no `os.fork`, other Python threads are running (a forked child would
-inherit locks they hold), or the fork itself fails.
+inherit locks they hold), the fork itself fails, or, unless told (`fork` True, the variable
+"1"), when no second core is free: fewer than two usable CPUs, or a 1-minute load average of
+CPUs - 0.5 or more (two processes then share one core, and the worker only adds its overhead:
+≈ 15 % more CPU, the pipe, a second heap, copy-on-write faults).
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ from typing import Any
 
 from kerneltrace.errors import InputError
 
-WORKER_ENV = "KERNELTRACE_TIMELINE_WORKER"  # "0": export in one process
+WORKER_ENV = "KERNELTRACE_TIMELINE_WORKER"  # "0": export in one process, "1": always fork
+BUSY_MARGIN = 0.5  # fork while the load average is under (usable CPUs - this)
 PIPE_BYTES = 1 << 20  # requested pipe capacity: fewer wake-ups per message than the 64 KB default
 _ITEM, _DONE, _INPUT_ERROR, _ERROR = range(4)
 _HEADER = struct.Struct("<BQI")  # kind, pickle bytes, out-of-band buffers
@@ -59,13 +63,29 @@ class Items:
 
 
 def use_fork(fork: bool | None) -> bool:
-    """Whether `produced` forks (module docstring)."""
-    if fork is not None:
-        return fork and hasattr(os, "fork")
-    if os.environ.get(WORKER_ENV, "").strip() == "0" or not hasattr(os, "fork"):
+    """Whether `produced` forks (module docstring): `fork` True/False, else never with WORKER_ENV
+    "0" or other threads running, always with "1", else only when a second core is free (at least two usable CPUs, the 1-minute load average
+    under their count - BUSY_MARGIN: with no core to spare, two processes take turns on one and
+    the worker's overhead is all that is left of it)."""
+    if not hasattr(os, "fork"):
         return False
+    if fork is not None:
+        return fork
+    setting = os.environ.get(WORKER_ENV, "").strip()
     threading = sys.modules.get("threading")
-    return threading is None or threading.active_count() == 1
+    if setting == "0" or (threading is not None and threading.active_count() > 1):
+        return False
+    if setting == "1":
+        return True
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # unknown: assume the machine is ours
+        load = 0.0
+    return cpus >= 2 and load < cpus - BUSY_MARGIN
 
 
 @contextmanager
