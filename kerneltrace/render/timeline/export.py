@@ -4,6 +4,8 @@
 chooses which instruction rows become slices (under a cap, stated in the metadata), then streams
 the wave files group by group (kerneltrace/analysis/waves/stream.py's group sizes) through
 waves.group_events and counters.add_group into the writer, so memory holds one group at a time.
+All of that but the writer is `_produce`, a generator of Batches, which worker.produced runs in a
+forked child when a core is free (the caller encodes one group while the next is built).
 The output is written to a temporary sibling and renamed only when complete (atomic.streaming);
 over `max_bytes` the export stops with an InputError and leaves nothing.
 """

@@ -63,10 +63,11 @@ class Items:
 
 
 def use_fork(fork: bool | None) -> bool:
-    """Whether `produced` forks (module docstring): `fork` True/False, else never with WORKER_ENV
-    "0" or other threads running, always with "1", else only when a second core is free (at least two usable CPUs, the 1-minute load average
-    under their count - BUSY_MARGIN: with no core to spare, two processes take turns on one and
-    the worker's overhead is all that is left of it)."""
+    """Whether `produced` forks (module docstring): `fork` True/False, else never with
+    WORKER_ENV "0" or other threads running, always with "1", else only when a second core is
+    free (at least two usable CPUs, the 1-minute load average under their count - BUSY_MARGIN:
+    with no core to spare, two processes take turns on one and the worker's overhead is all
+    that is left of it)."""
     if not hasattr(os, "fork"):
         return False
     if fork is not None:
