@@ -10,8 +10,9 @@ Measured in one run, interleaved, best of --repeat, after a warm-up (page cache,
   * one message object per packet with the perfetto package (TracePacket + SerializeToString) on
     the first 20 000 events, per event, to show what the column-wise encoder saves.
   * with --baseline-root CHECKOUT: the CLI of that checkout (e.g. `git archive` of main),
-    interleaved with ours (ours, base, base, ours, …), best wall and CPU (user + system of the
-    child) of each, their ratio, and whether the two traces are byte-identical: on a shared
+    interleaved with ours (ours three ways: as run, worker forced, one process; then base; the
+    next round reversed), best wall and CPU (user + system of the CLI and its worker) of each,
+    their ratios, peak RSS (CLI + worker) and whether the traces are byte-identical: on a shared
     machine the ratio is the figure; times a quiet machine's base CLI by it to estimate ours.
 Usage: python bench/bench_timeline.py [--repeat 5] [--baseline-root DIR] [--cli-only] [DISPATCH_DIR ...]
 """
@@ -56,36 +57,62 @@ def cli(directory: Path, out: Path, *args: str) -> tuple[float, int]:
     return wall, rss
 
 
+_RSS_WRAPPER = ("import resource, runpy, sys; sys.argv = sys.argv[1:]\n"
+                "try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\n"
+                "except SystemExit:\n    pass\n"
+                "own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+                "worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+                "print('RSS', own, worker, file=sys.stderr)")
+WORKER_ENV = "KERNELTRACE_TIMELINE_WORKER"
+
+
 def cli_vs_baseline(directory: Path, baseline: Path, repeat: int) -> dict:
-    """Our CLI and `baseline`'s, interleaved: best wall / CPU seconds, ratios, identical bytes."""
+    """Our CLI and `baseline`'s, interleaved: best wall / CPU seconds, ratios, identical bytes.
+
+    Ours runs three ways each round: as a user runs it (the worker forks only with a core to
+    spare), with the worker forced (KERNELTRACE_TIMELINE_WORKER=1) and in one process (=0). Peak
+    RSS is the CLI's own plus its worker's (each process's peak, summed: an upper bound)."""
     import resource
 
-    scripts = {"ours": ROOT / "scripts" / "export_timeline.py",
-               "base": baseline / "scripts" / "export_timeline.py"}
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    best = {name: [float("inf"), float("inf")] for name in scripts}
+    ours = ROOT / "scripts" / "export_timeline.py"
+    runs = {"ours": (ours, None), "ours_worker": (ours, "1"), "ours_one": (ours, "0"),
+            "base": (baseline / "scripts" / "export_timeline.py", None)}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", WORKER_ENV)}
+    best = {name: [float("inf"), float("inf"), 0] for name in runs}
     with tempfile.TemporaryDirectory() as tmp:
-        outs = {name: Path(tmp) / f"{name}.pftrace" for name in scripts}
+        outs = {name: Path(tmp) / f"{name}.pftrace" for name in runs}
         for attempt in range(repeat + 1):  # round 0 warms the page cache and the .pyc files
-            order = list(scripts) if attempt % 2 == 0 else list(scripts)[::-1]
+            order = list(runs) if attempt % 2 == 0 else list(runs)[::-1]
             for name in order:
+                script, worker = runs[name]
+                run_env = env if worker is None else {**env, WORKER_ENV: worker}
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 start = time.perf_counter()
-                subprocess.run([sys.executable, str(scripts[name]), str(directory), "-o",
-                                str(outs[name])], check=True, capture_output=True, env=env)
+                done = subprocess.run([sys.executable, "-c", _RSS_WRAPPER, str(script), str(directory),
+                                       "-o", str(outs[name])], check=True, capture_output=True,
+                                      env=run_env, text=True)
                 wall = time.perf_counter() - start
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+                rss = sum(map(int, done.stderr.split("RSS")[-1].split()[:2]))
                 if attempt:
-                    best[name] = [min(best[name][0], wall), min(best[name][1], cpu)]
-        identical = outs["ours"].read_bytes() == outs["base"].read_bytes()
+                    best[name] = [min(best[name][0], wall), min(best[name][1], cpu),
+                                  max(best[name][2], rss)]
+        identical = all(outs[name].read_bytes() == outs["base"].read_bytes() for name in runs)
         size = outs["ours"].stat().st_size
-    return {"dir": directory.name, "ours_wall": round(best["ours"][0], 3),
-            "base_wall": round(best["base"][0], 3),
-            "wall_ratio": round(best["ours"][0] / best["base"][0], 3),
-            "ours_cpu": round(best["ours"][1], 3), "base_cpu": round(best["base"][1], 3),
-            "cpu_ratio": round(best["ours"][1] / best["base"][1], 3),
-            "identical": identical, "mb": round(size / 1e6, 2)}
+    result = {"dir": directory.name}
+    for name in runs:
+        result[f"{name}_wall"] = round(best[name][0], 3)
+    for name in runs:
+        result[f"{name}_cpu"] = round(best[name][1], 3)
+    for name in runs:
+        if name != "base":
+            result[f"{name}_wall_ratio"] = round(best[name][0] / best["base"][0], 3)
+            result[f"{name}_cpu_ratio"] = round(best[name][1] / best["base"][1], 3)
+    for name in runs:
+        result[f"{name}_rss_mb"] = round(best[name][2] / 1024, 1)
+    result.update({"identical": identical, "mb": round(size / 1e6, 2)})
+    return result
 
 
 def per_message_us(directory: Path, events: int = 20_000) -> float:

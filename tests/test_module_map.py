@@ -71,7 +71,6 @@ COVERED_BY: dict[str, tuple[str, str]] = {
     "kerneltrace.records": ("test_registers.py", "record classes of the start-up path modules"),
     "kerneltrace.render.timeline.chrome_json": ("test_timeline.py", "--format json of export_timeline.py"),
     "kerneltrace.render.timeline.counters": ("test_timeline.py", "counter tracks of exported traces"),
-    "kerneltrace.render.timeline.export": ("test_timeline.py", "scripts/export_timeline.py end to end"),
     "kerneltrace.render.timeline.tracks": ("test_timeline.py", "track layout of exported traces"),
     "kerneltrace.render.timeline.waves": ("test_timeline.py", "wave/state/instruction slices"),
     "kerneltrace.rocprof.groupguard": ("test_pipeline_rocprof.py", "process groups of captures"),

@@ -6,7 +6,17 @@ import json
 import zlib
 from typing import BinaryIO
 
-from kerneltrace.render.timeline.events import BEGIN, COUNTER, END, INSTANT, Events, Names, Track
+from kerneltrace.render.timeline.events import (
+    BEGIN,
+    COUNTER,
+    END,
+    INSTANT,
+    Events,
+    Names,
+    Track,
+    Unmerged,
+    merge,
+)
 
 _PHASE = {BEGIN: "B", END: "E", INSTANT: "i", COUNTER: "C"}
 
@@ -57,7 +67,9 @@ class JsonWriter:
             else:
                 self.counters[track.uuid] = (track.pid, track.name)
 
-    def events(self, events: Events) -> None:
+    def events(self, events: Events | Unmerged) -> None:
+        if isinstance(events, Unmerged):
+            events = merge(events.parts)
         names, values = self.names.events.values, self.names.values.values
         columns = [(arg.name, arg.kind, arg.values.tolist(),
                     arg.present.tolist() if arg.present is not None else None)

@@ -85,37 +85,42 @@ class Names:
 
 
 def slices(begin, end, track, name, key, args: list[Arg] | None = None, flow_out=None,
-           flow_in=None) -> tuple[Events, np.ndarray]:
-    """BEGIN + END events of slices [begin, end) (args and flows on the BEGIN), with sort keys.
+           flow_in=None) -> list[tuple[Events, np.ndarray]]:
+    """The BEGIN events (with the args and flows) and the END events of slices [begin, end), as
+    two parts with their sort keys.
 
     `key` orders the slices of one track (a child's key lies between its parent's BEGIN key
-    and END key, see waves.py); a slice's END key is key + 1.
+    and END key, see waves.py); a slice's END key is key + 1. Merged, the two parts are the
+    BEGIN rows then the END rows (END rows carry no argument).
     """
     import numpy as np
 
     n = len(begin)
-    both = np.concatenate
-    args = args or []
-    zero = np.zeros(n, np.int64)
-    no = np.zeros(n, bool)
+    begins = Events(ts=begin, track=track, type=np.full(n, BEGIN, np.int64), name=name,
+                    args=list(args or []), flow_out=flow_out, flow_in=flow_in)
+    ends = Events(ts=end, track=track, type=np.full(n, END, np.int64), name=np.zeros(n, np.int64))
+    return [(begins, key), (ends, key + 1)]
 
-    def present(arg: Arg) -> np.ndarray:
-        return both([arg.present if arg.present is not None else np.ones(n, bool), no])
 
-    events = Events(
-        ts=both([begin, end]), track=both([track, track]),
-        type=both([np.full(n, BEGIN, np.int64), np.full(n, END, np.int64)]),
-        name=both([name, zero]),
-        args=[Arg(arg.name, arg.kind, both([arg.values, np.zeros(n, arg.values.dtype)]), present(arg))
-              for arg in args],
-        flow_out=both([flow_out, zero]) if flow_out is not None else None,
-        flow_in=both([flow_in, zero]) if flow_in is not None else None,
-    )
-    return events, both([key, key + 1])
+@dataclass
+class Unmerged:
+    """Event batches with their sort keys, left for the writer to interleave: the Perfetto
+    writer encodes each part on its own and puts the packets in key order (no merged copy of
+    every column); `merge` gives the one batch a writer that needs it reads."""
+
+    parts: list[tuple[Events, np.ndarray]]
+
+    def __len__(self) -> int:
+        return sum(len(events) for events, _ in self.parts)
+
+
+def sorted_args(args: list[Arg]) -> list[Arg]:
+    """Arguments in the order `merge` writes them (by name, then kind)."""
+    return sorted(args, key=lambda arg: (arg.name, arg.kind))
 
 
 def merge(parts: list[tuple[Events, np.ndarray]]) -> Events:
-    """Concatenate event batches and order them by their keys (stable)."""
+    """Concatenate event batches and order them by their keys (stable); arguments by name."""
     import numpy as np
 
     parts = [(events, keys) for events, keys in parts if len(events)]

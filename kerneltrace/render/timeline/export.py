@@ -4,6 +4,8 @@
 chooses which instruction rows become slices (under a cap, stated in the metadata), then streams
 the wave files group by group (kerneltrace/analysis/waves/stream.py's group sizes) through
 waves.group_events and counters.add_group into the writer, so memory holds one group at a time.
+All of that but the writer is `_produce`, a generator of Batches, which worker.produced runs in a
+forked child when a core is free (the caller encodes one group while the next is built).
 The output is written to a temporary sibling and renamed only when complete (atomic.streaming);
 over `max_bytes` the export stops with an InputError and leaves nothing.
 """
@@ -211,12 +213,69 @@ def _metadata_event(ctx, result: TimelineResult, dispatch_dir: Path, kernel: str
     return event, fields
 
 
+@dataclass
+class Batch:
+    """One write of the producer: tracks first seen, strings first interned (per Names table,
+    in id order) and the events that use them."""
+
+    tracks: list
+    strings: tuple[list[str], list[str], list[str]]
+    events: Any
+    waves: int  # waves written so far (for the size-cap message)
+
+    def intern(self, names) -> None:
+        """Give `names` (the writer's) the strings in the producer's order: the same ids."""
+        for table, strings in zip((names.events, names.args, names.values), self.strings, strict=True):
+            for text in strings:
+                table.id(text)
+
+
 def export_timeline(dispatch_dir: Path | str, out: Path | str, *, fmt: str = "perfetto",
                     arch: str | None = None, max_instruction_slices: int = DEFAULT_MAX_INSTRUCTION_SLICES,
                     top_instructions: int = DEFAULT_TOP_INSTRUCTIONS,
-                    max_mb: float = DEFAULT_MAX_MB) -> TimelineResult:
+                    max_mb: float = DEFAULT_MAX_MB, fork: bool | None = None) -> TimelineResult:
     """Write the timeline of `dispatch_dir` to `out`; raises InputError for bad input or when the
-    trace would exceed `max_mb` (nothing is written then)."""
+    trace would exceed `max_mb` (nothing is written then). The events are built in a forked
+    worker while this process writes them (worker.py; `fork` False: all in this process)."""
+    from functools import partial
+
+    import numpy  # noqa: F401  both processes need it: imported once, before the fork
+
+    from kerneltrace import atomic
+    from kerneltrace.render.timeline.events import Names
+    from kerneltrace.render.timeline.worker import produced
+
+    if fmt not in FORMATS:
+        raise InputError(f"unknown timeline format {fmt!r}", "--format", f"use one of {', '.join(FORMATS)}")
+    dispatch_dir = Path(dispatch_dir)
+    limit = int(max_mb * 1e6)
+    produce = partial(_produce, dispatch_dir, out, fmt, arch, max_instruction_slices, top_instructions)
+    with produced(produce, fork, str(dispatch_dir)) as items:
+        # the inputs are checked and code.json read before the output is opened
+        result, wave_count = next(items)
+        names = Names()
+        with atomic.streaming(out) as handle:
+            writer = _writer(fmt, handle, names)
+            for batch in items:
+                batch.intern(names)
+                writer.tracks(batch.tracks)
+                writer.events(batch.events)
+                if writer.size > limit:
+                    raise InputError(
+                        f"the timeline is larger than the size cap of {max_mb:g} MB after "
+                        f"{batch.waves} of {wave_count} waves (nothing written)", str(out),
+                        "raise --max-mb, or lower --max-instruction-slices / --top-instructions")
+                batch = None  # not kept while the next one is built or received
+            result.counts, fields = items.result
+            writer.finish(fields)
+            result.bytes = writer.written
+    return result
+
+
+def _produce(dispatch_dir: Path, out: Path | str, fmt: str, arch: str | None,
+             max_instruction_slices: int, top_instructions: int):
+    """The export without its writer, as a generator: first (the result so far, wave files),
+    then one Batch per write; returns (counts, metadata fields). Memory holds one group."""
     from kerneltrace import atomic
     from kerneltrace.analysis.waves.accumulate import implausible_waves, plausible
     from kerneltrace.analysis.waves.group import Group
@@ -225,19 +284,15 @@ def export_timeline(dispatch_dir: Path | str, out: Path | str, *, fmt: str = "pe
     from kerneltrace.readers.codejson import read_code_json
     from kerneltrace.readers.wavefile.reader import iter_wave_files
     from kerneltrace.render.timeline import counters
+    from kerneltrace.render.timeline.clock import resolve_clock
     from kerneltrace.render.timeline.events import Names
     from kerneltrace.render.timeline.tracks import TrackRegistry
     from kerneltrace.render.timeline.waves import Context, group_events
 
-    if fmt not in FORMATS:
-        raise InputError(f"unknown timeline format {fmt!r}", "--format", f"use one of {', '.join(FORMATS)}")
-    dispatch_dir = Path(dispatch_dir)
     paths = check_dispatch_dir(dispatch_dir)
     atomic.refuse_input_overwrite([out], [dispatch_dir])
     table = read_code_json(dispatch_dir / "code.json")
     arch_name, agent_mhz, kernel = _arch_and_agents(dispatch_dir, table, arch)
-    from kerneltrace.render.timeline.clock import resolve_clock
-
     clock = resolve_clock(dispatch_dir, agent_mhz, arch_name)
     names = Names()
     loop = hot_loop(table)
@@ -252,61 +307,57 @@ def export_timeline(dispatch_dir: Path | str, out: Path | str, *, fmt: str = "pe
     ctx = Context(clock, names, TrackRegistry(), rows)
     code_rows = len(rows.asm)
     pipe, _ = row_pipes(table, code_rows)
-    span = _span(dispatch_dir)
-    counter_totals = counters.new_totals(span, pipe)
-    limit = int(max_mb * 1e6)
+    counter_totals = counters.new_totals(_span(dispatch_dir), pipe)
     result = TimelineResult(str(out), fmt, 0, clock.mhz, clock.source, arch_name, choice, loop,
                             loop_dropped=loop_dropped)
+    yield result, len(paths)
 
-    with atomic.streaming(out) as handle:
-        writer = _writer(fmt, handle, names)
+    def batch(events) -> Batch:
+        strings = tuple([text for _, text in strings_table.pending()]
+                        for strings_table in (names.events, names.args, names.values))
+        return Batch(ctx.tracks.take_new(), strings, events, ctx.counts.waves)
 
-        def write(events) -> None:
-            writer.tracks(ctx.tracks.take_new())
-            writer.events(events)
-            if writer.size > limit:
-                raise InputError(
-                    f"the timeline is larger than the size cap of {max_mb:g} MB after "
-                    f"{ctx.counts.waves} of {len(paths)} waves (nothing written)", str(out),
-                    "raise --max-mb, or lower --max-instruction-slices / --top-instructions")
-
-        def flush(group_waves) -> None:
+    def events_of(group_waves):
+        if not group_waves:
+            return None
+        group = Group.of(group_waves)
+        if not plausible(group, code_rows):
+            bad = implausible_waves(group_waves, code_rows)
+            for position, why in sorted(bad.items()):
+                ctx.counts.skipped_waves.append({"file": group_waves[position].path.name,
+                                                 "error": f"implausible values: {why}"})
+            group_waves = [w for i, w in enumerate(group_waves) if i not in bad]
             if not group_waves:
-                return
+                return None
             group = Group.of(group_waves)
-            if not plausible(group, code_rows):
-                bad = implausible_waves(group_waves, code_rows)
-                for position, why in sorted(bad.items()):
-                    ctx.counts.skipped_waves.append({"file": group_waves[position].path.name,
-                                                     "error": f"implausible values: {why}"})
-                group_waves = [w for i, w in enumerate(group_waves) if i not in bad]
-                if not group_waves:
-                    return
-                group = Group.of(group_waves)
-            counters.add_group(counter_totals, group)
-            write(group_events(group, ctx))
+        counters.add_group(counter_totals, group)
+        return group_events(group, ctx)
 
-        batch, instructions = [], 0
-        for item in iter_wave_files(paths):
-            if isinstance(item, InputError):
-                ctx.counts.skipped_waves.append({"file": Path(item.where).name, "error": item.what})
-                continue
-            batch.append(item)
-            instructions += len(item.instructions)
-            if len(batch) >= GROUP_WAVES or instructions >= GROUP_INSTRUCTIONS:
-                flush(batch)
-                batch, instructions = [], 0
-        flush(batch)
-        if not ctx.counts.waves:
-            raise InputError("no readable wave file in this dispatch dir (nothing written)",
-                             str(dispatch_dir), "re-run the ATT decode")
-        write(counters.counter_events(counter_totals, clock, ctx.tracks))
-        result.counts = asdict(ctx.counts)
-        metadata, fields = _metadata_event(ctx, result, dispatch_dir, kernel)
-        write(metadata)
-        writer.finish(fields)
-        result.bytes = writer.written
-    return result
+    group, instructions = [], 0
+    for item in iter_wave_files(paths):
+        if isinstance(item, InputError):
+            ctx.counts.skipped_waves.append({"file": Path(item.where).name, "error": item.what})
+            continue
+        group.append(item)
+        instructions += len(item.instructions)
+        if len(group) >= GROUP_WAVES or instructions >= GROUP_INSTRUCTIONS:
+            events = events_of(group)
+            group, instructions = [], 0
+            if events is not None:
+                yield batch(events)
+                events = None  # not kept while the next group is built
+    events = events_of(group)
+    del group
+    if events is not None:
+        yield batch(events)
+    if not ctx.counts.waves:
+        raise InputError("no readable wave file in this dispatch dir (nothing written)",
+                         str(dispatch_dir), "re-run the ATT decode")
+    yield batch(counters.counter_events(counter_totals, clock, ctx.tracks))
+    result.counts = asdict(ctx.counts)
+    metadata, fields = _metadata_event(ctx, result, dispatch_dir, kernel)
+    yield batch(metadata)
+    return result.counts, fields
 
 
 def _writer(fmt: str, handle, names):

@@ -13,10 +13,11 @@ the same.
 from __future__ import annotations
 
 import zlib
+from dataclasses import replace
 from typing import BinaryIO
 
 from kerneltrace.render.timeline import protowire as wire
-from kerneltrace.render.timeline.events import COUNTER, Events, Names, Track
+from kerneltrace.render.timeline.events import COUNTER, Events, Names, Track, Unmerged, sorted_args
 
 SEQUENCE = 1  # trusted_packet_sequence_id of every packet (one writer: one sequence)
 CHUNK_BYTES = 1 << 20  # uncompressed packets per compressed_packets packet
@@ -183,40 +184,41 @@ class ProtoWriter:
                      + _scalar("TracePacket", "sequence_flags", flags))
 
     # -- event batches, encoded column-wise -----------------------------------------------------
-    def events(self, events: Events) -> None:
+    def events(self, events: Events | Unmerged) -> None:
         """Encode a batch: rows with the same fields (END rows carry none of the args) are
-        encoded together with only their fields, then put back in the batch's order."""
+        encoded together with only their fields, then put back in the batch's order. The parts
+        of an Unmerged batch are encoded one by one and their packets put in key order: the
+        bytes of `merge`d events, without building them."""
         import numpy as np
 
-        for arg in events.args:  # every string the batch uses is emitted before it
-            self.names.args.id(arg.name)
+        if isinstance(events, Unmerged):
+            parts = [(replace(part, args=sorted_args(part.args)), keys) for part, keys in events.parts]
+            arg_names = sorted({(arg.name, arg.kind) for part, _ in parts for arg in part.args})
+        else:
+            parts = [(events, None)]
+            arg_names = [(arg.name, arg.kind) for arg in events.args]
+        for name, _ in arg_names:  # every string the batch uses is emitted before it
+            self.names.args.id(name)
         self._interned()
-        n = len(events)
+        n = sum(len(part) for part, _ in parts)
         if not n:
             return
-        columns = [arg.present if arg.present is not None else np.ones(n, bool)
-                   for arg in events.args]
-        columns += [events.name > 0]
-        for extra in (events.flow_out, events.flow_in):
-            columns.append(extra > 0 if extra is not None else np.zeros(n, bool))
-        columns.append(events.type == COUNTER)
-        pattern = np.zeros(n, np.int64)
-        for bit, column in enumerate(columns):
-            pattern |= column.astype(np.int64) << bit
-        # the shapes present, ascending (np.unique's order) without sorting the rows
-        top = int(pattern.max())
-        shapes = (np.flatnonzero(np.bincount(pattern, minlength=top + 1)) if top < 1 << 16
-                  else np.unique(pattern))
-        encoded = []
-        for shape in shapes.tolist():
-            rows = np.flatnonzero(pattern == shape)
-            part = self._encode(events, rows, [(shape >> bit) & 1 == 1 for bit in range(len(columns))])
-            encoded.append((rows, *wire.to_matrix(part)))
-        if len(encoded) == 1:
+        encoded = []  # (rows in the parts end to end, data, mask) per shape
+        offset = 0
+        for part, _ in parts:
+            for rows, has in _shapes(part):
+                encoded.append((rows + offset, *wire.to_matrix(self._encode(part, rows, has))))
+            offset += len(part)
+        if parts[0][1] is not None:  # each row's place in key order (merge's stable sort)
+            order = np.argsort(np.concatenate([keys for _, keys in parts]), kind="stable")
+            place = np.empty(n, np.int64)
+            place[order] = np.arange(n)
+            encoded = [(place[rows], data, mask) for rows, data, mask in encoded]
+        if len(encoded) == 1 and bool((encoded[0][0] == np.arange(n)).all()):
             _, data, mask = encoded[0]
         else:  # each shape's rows back in their place, padded to the widest shape
             width = max(data.shape[1] for _, data, _ in encoded)
-            data = np.zeros((n, width), np.uint8)
+            data = np.empty((n, width), np.uint8)  # only the masked bytes are read
             mask = np.zeros((n, width), bool)
             for rows, shape_data, shape_mask in encoded:
                 data[rows, :shape_data.shape[1]] = shape_data
@@ -283,6 +285,28 @@ class ProtoWriter:
         """Flush everything (`metadata` is already in the trace as the metadata event)."""
         self._interned()
         self._flush()
+
+
+def _shapes(events: Events):
+    """(rows, fields present) of each set of rows of `events` with the same fields (args where
+    present, name, flows, counter), in ascending order of their bit patterns."""
+    import numpy as np
+
+    n = len(events)
+    columns = [arg.present if arg.present is not None else np.ones(n, bool) for arg in events.args]
+    columns += [events.name > 0]
+    for extra in (events.flow_out, events.flow_in):
+        columns.append(extra > 0 if extra is not None else np.zeros(n, bool))
+    columns.append(events.type == COUNTER)
+    pattern = np.zeros(n, np.int64)
+    for bit, column in enumerate(columns):
+        pattern |= column.astype(np.int64) << bit
+    # the shapes present, ascending (np.unique's order) without sorting the rows
+    top = int(pattern.max())
+    shapes = (np.flatnonzero(np.bincount(pattern, minlength=top + 1)) if top < 1 << 16
+              else np.unique(pattern))
+    for shape in shapes.tolist():
+        yield np.flatnonzero(pattern == shape), [(shape >> bit) & 1 == 1 for bit in range(len(columns))]
 
 
 def read_packets(data: bytes) -> list:

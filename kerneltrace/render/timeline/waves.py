@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from kerneltrace.analysis.waves.waitcnt import wait_matches
 from kerneltrace.readers.wavefile.reader import STATE_NAMES
-from kerneltrace.render.timeline.events import INSTANT, Arg, Events, Names, merge, slices
+from kerneltrace.render.timeline.events import INSTANT, Arg, Events, Names, Unmerged, slices
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,8 +72,9 @@ def _instruction_args(rows: Rows, line, stall, present=None) -> list[Arg]:
             Arg("source", "str", rows.source[line], present), Arg("stall", "int", stall, present)]
 
 
-def group_events(group: Group, ctx: Context) -> Events:
-    """Every event of the group's waves (the group passed accumulate.plausible)."""
+def group_events(group: Group, ctx: Context) -> Unmerged:
+    """Every event of the group's waves (the group passed accumulate.plausible), as parts with
+    their keys (events.merge orders them)."""
     import numpy as np
 
     names, rows, clock = ctx.names, ctx.rows, ctx.clock
@@ -103,10 +104,10 @@ def group_events(group: Group, ctx: Context) -> Events:
                  Arg("instructions", "int", group.lengths),
                  Arg("cycles", "int", group.end - group.begin),
                  *(Arg(f"{STATE_NAMES[k]}_cycles", "int", per_state[:, k]) for k in range(1, 5))]
-    wave_events, wave_keys = slices(begin_ns, end_ns, track, np.full(count, names.events.id("wave")),
-                                    wave_key, wave_args)
-    wave_keys[count:] = wave_key + last_key + 1  # END after every child
-    parts.append((wave_events, wave_keys))
+    (wave_begins, wave_begin_keys), (wave_ends, _) = slices(
+        begin_ns, end_ns, track, np.full(count, names.events.id("wave")), wave_key, wave_args)
+    parts += [(wave_begins, wave_begin_keys),
+              (wave_ends, wave_key + last_key + 1)]  # END after every child
 
     # state slices tiling each wave's lifetime
     tl_start = np.zeros(count, np.int64)
@@ -150,13 +151,12 @@ def group_events(group: Group, ctx: Context) -> Events:
         valid = (position >= 0) & (group.owner[np.maximum(position, 0)] == s_owner)
         position = np.maximum(position, 0)
         state_args += _instruction_args(rows, line[position], stall[position], valid)
-    state_events, state_keys = slices(s_begin_ns, s_end_ns, track[s_owner], s_name,
-                                      wave_key[s_owner] + 1 + 2 * s_local, state_args)
-    parts.append((state_events, state_keys))
+    parts += slices(s_begin_ns, s_end_ns, track[s_owner], s_name,
+                    wave_key[s_owner] + 1 + 2 * s_local, state_args)
 
     if n:
         parts += _instruction_parts(group, ctx, wave_key)
-    return merge(parts)
+    return Unmerged([(events, keys) for events, keys in parts if len(events)])
 
 
 def _instruction_parts(group: Group, ctx: Context, wave_key) -> list:
@@ -196,14 +196,13 @@ def _instruction_parts(group: Group, ctx: Context, wave_key) -> list:
     if len(shown):
         inst_track = np.array([ctx.tracks.thread(w.se, w.cu, w.simd, w.slot, 1) for w in waves],
                               np.int64)[owner[shown]]
-        events, keys = slices(
+        parts += slices(
             clock.ns(time[shown]), clock.ns(stop[shown]), inst_track, rows.opcode[line[shown]],
             wave_key[owner[shown]] + 2 * position[shown],
             [*_instruction_args(rows, line[shown], stall[shown]),
              Arg("cycles", "int", duration[shown])],
             flow_out=flow_out[shown], flow_in=flow_in[shown])
         ctx.counts.instruction_slices += len(shown)
-        parts.append((events, keys))
 
     # barrier arrivals: instants on the CU's barrier track
     at_barrier = np.flatnonzero(rows.barrier[line])
@@ -240,7 +239,7 @@ def _instruction_parts(group: Group, ctx: Context, wave_key) -> list:
                                   np.int64)[owner[headers]]
             wave_first = np.searchsorted(headers, group.start[owner[headers]])
             iteration = np.arange(len(headers)) - wave_first
-            events, keys = slices(
+            parts += slices(
                 clock.ns(time[headers]), clock.ns(stop_loop), loop_track,
                 np.full(len(headers), names.events.id("loop iteration"), np.int64),
                 wave_key[owner[headers]] + 2 * np.arange(len(headers)),
@@ -250,5 +249,4 @@ def _instruction_parts(group: Group, ctx: Context, wave_key) -> list:
                  Arg("stall", "int", stall[headers]),
                  Arg("cycles", "int", stop_loop - time[headers])])
             ctx.counts.loop_iterations += len(headers)
-            parts.append((events, keys))
     return parts
