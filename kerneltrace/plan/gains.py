@@ -374,11 +374,13 @@ def in_kernel_time(findings: list[Finding], ctx: PlanContext) -> None:
             gain = replace(gain, low=round(gain.low * cover_low, 4),
                            high=round(gain.high * cover_high, 4), basis=gain.basis + covered)
         ceiling = ctx.verdict.time_ceiling
-        if finding.contradicts_verdict and gain.high > ceiling:
+        if finding.contradicts_verdict and (gain.high > ceiling or gain.low > 0):
             # what re-timed fixes of such a kernel gained: from nothing up to the ceiling
-            gain = replace(_bounded(gain, ceiling, f"the {ctx.verdict.kind} verdict, which rules "
-                                    "this lever out (what re-timed fixes of such a kernel "
-                                    "gained)"), low=0.0)
+            why = (f"the {ctx.verdict.kind} verdict, which rules this lever out (what re-timed "
+                   "fixes of such a kernel gained)")
+            bounded = _bounded(gain, ceiling, why)
+            gain = replace(bounded, low=0.0, basis=bounded.basis if bounded is not gain
+                           else f"{gain.basis}; from 0: {why}")
         finding.estimated_gain = gain
         level = ("HIGH" if gain.high >= limits.kernel_time_high
                  else "MED" if gain.high >= limits.kernel_time_med else "LOW")

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, hiding_gain, scoped_title
 from kerneltrace.plan.rules.waves_refs import wave_loops
 from kerneltrace.plan.spec import FindingKind, plan_rule
-from kerneltrace.plan.verdict import ISSUE_TYPES, MEMORY_ISSUE_TYPES, WAIT_TYPES, total_stall
+from kerneltrace.plan.verdict import (
+    ISSUE_TYPES,
+    MEMORY_ISSUE_TYPES,
+    WAIT_TYPES,
+    estimated_stall,
+    is_no_stall,
+    total_stall,
+)
 from kerneltrace.sourceloc import short_location
 from kerneltrace.thresholds import VerdictThresholds, heuristic
 
@@ -106,13 +113,44 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
         MFMA pass cycles in the text
     Gain: 10–30 % of the loop's wait stall (waits) or 10–40 % of its dependent-work issue stall
         (other); overlaps the line findings (not to be added); bounded by the MFMA work;
-        mfma-bound: 5–25 % of the loop's MFMA-busy share of the waves' time
+        mfma-bound: 5–25 % of the loop's MFMA-busy share of the waves' time; without a stall
+        column each row's stall is estimated as latency − issue cycles, as a share of latency
     Fix: deepen the software pipeline (waits) or overlap the non-MFMA work with MFMAs"""
     bounds = ctx.thresholds.of(VerdictThresholds)
     limits = ctx.thresholds.of(HotLoopThresholds)
+    legacy = is_no_stall(ctx.hotspots)
+    if legacy:
+        ctx = _estimated_stall_view(ctx)
     hot = _hot_mfma_loop(ctx, bounds.min_loop_share)
     if hot is None:
         return []
+    if legacy:
+        return [_as_estimated(finding) for finding in _judge(ctx, hot, bounds, limits)]
+    return _judge(ctx, hot, bounds, limits)
+
+
+def _estimated_stall_view(ctx: PlanContext) -> PlanContext:
+    """The context seen with each row's stall estimated as latency − issue cycles (a capture
+    without a stall column), as a share of all latency (what such plans rank by)."""
+    doc = ctx.hotspots
+    rows = [dict(ins, stall_cycles=estimated_stall(ins)) for ins in doc.get("instructions") or []]
+    totals = dict(doc.get("totals") or {})
+    totals["stall_cycles"] = int(totals.get("latency_cycles") or 0)
+    return replace(ctx, hotspots=dict(doc, instructions=rows, totals=totals))
+
+
+def _as_estimated(finding: Finding) -> Finding:
+    """A W2 finding of a capture without a stall column: its stall figures are estimates, its
+    evidence carries no measured stall."""
+    finding.root_cause = finding.root_cause.replace(
+        " stall cycles", " estimated stall cycles (latency − issue; no stall column)", 1)
+    finding.evidence = [replace(e, stall_cycles=None, stall_rate=None) for e in finding.evidence]
+    return finding
+
+
+def _judge(ctx: PlanContext, hot: _HotLoop, bounds: VerdictThresholds,
+           limits: HotLoopThresholds) -> list[Finding]:
+    """The W2 variant the loop's stall mix calls for."""
     if hot.busy < bounds.low_mfma_busy and hot.parts.stall and (
             hot.parts.waits + hot.parts.memory_issue >= hot.parts.issue):
         return [_waits_finding(ctx, hot, limits)]
