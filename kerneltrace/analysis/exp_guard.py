@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kerneltrace.isa.classify import opcode
-from kerneltrace.isa.registers import operands, registers
+from kerneltrace.isa.registers import operands, registers, writes
 
 WINDOW = 16  # instructions searched on each side of an exp for its guard (the lowering is local)
 
@@ -37,13 +37,13 @@ def _keys(operand: str) -> frozenset:
 
 
 def _destinations(asm: str) -> frozenset:
-    """Operands an instruction writes: its first (not for stores/waits), plus a carry-out mask."""
+    """What an instruction writes: its registers (`isa.registers.writes`), plus the lane masks
+    that does not name — a VOPC compare's `vcc`, a carry-out operand."""
     op = opcode(asm)
     ops = operands(asm)
-    if not ops or "store" in op or op.startswith(("s_waitcnt", "s_nop", "s_barrier", "s_branch",
-                                                  "s_cbranch", "s_endpgm")):
-        return frozenset()
-    written = set(_keys(ops[0]))
+    written = set(writes(asm))
+    if op.startswith("v_cmp") and ops:
+        written |= _keys(ops[0])
     if "_co_" in op and len(ops) > 1:
         written |= _keys(ops[1])
     return frozenset(written)

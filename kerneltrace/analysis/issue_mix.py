@@ -19,7 +19,7 @@ ISSUE_CYCLES = 4  # cycles one wave instruction occupies its issue slot (a quart
 # issue types whose cycles are work on the wave's own pipes (not waiting on memory or others)
 WORK_TYPES = (isa.VALU, isa.SALU, isa.MFMA, isa.NOP)
 VECTOR_WORK = (isa.VALU, isa.SALU)
-WAIT_TYPES = (isa.VMEM_WAIT, isa.LDS_SMEM_WAIT, isa.EXP_WAIT, isa.BARRIER)
+WAIT_OR_BARRIER_TYPES = (isa.VMEM_WAIT, isa.LDS_SMEM_WAIT, isa.EXP_WAIT, isa.BARRIER)
 
 
 def issue_cycles(ins: dict) -> int:
@@ -30,13 +30,16 @@ def issue_cycles(ins: dict) -> int:
     return per_hit * int(ins.get("hits") or 0)
 
 
+def estimated_stall(ins: dict) -> int:
+    """Stall of one row of a capture without a stall column: latency minus its issue time
+    (hits × ISSUE_CYCLES, an MFMA's pass cycles): what the row waited beyond issuing."""
+    return max(0, int(ins.get("latency_cycles") or 0) - issue_cycles(ins))
+
+
 def row_stall(ins: dict) -> int:
     """A row's stall: the stall column, else its latency beyond its issue cycles (legacy)."""
     stall = ins.get("stall_cycles")
-    latency = int(ins.get("latency_cycles") or 0)
-    if stall is not None:
-        return int(stall)
-    return max(0, latency - issue_cycles(ins))
+    return int(stall) if stall is not None else estimated_stall(ins)
 
 
 def latency_mix(instructions: list[dict]) -> dict:
@@ -66,7 +69,7 @@ def latency_mix(instructions: list[dict]) -> dict:
     return {"latency_cycles": total, "by_type": by_type,
             "shares": {kind: round(value, 4) for kind, value in shares.items()},
             "work_share": part(WORK_TYPES), "vector_work_share": part(VECTOR_WORK),
-            "wait_share": part(WAIT_TYPES)}
+            "wait_share": part(WAIT_OR_BARRIER_TYPES)}
 
 
 def loop_rows(instructions: list[dict], loop: dict) -> list[dict]:

@@ -18,7 +18,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 
-from kerneltrace.analysis.issue_mix import ISSUE_CYCLES, issue_cycles, latency_mix, loop_rows
+from kerneltrace.analysis.issue_mix import (
+    ISSUE_CYCLES,
+    estimated_stall,
+    latency_mix,
+    loop_rows,
+)
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.divisible import divisible_share
 from kerneltrace.readers.codejson import CodeFormat
@@ -44,12 +49,6 @@ class Bottleneck:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def estimated_stall(ins: dict) -> int:
-    """Stall of one row of a capture without a stall column: latency minus its issue time
-    (hits × ISSUE_CYCLES, an MFMA's pass cycles): what the row waited beyond issuing."""
-    return max(0, int(ins.get("latency_cycles") or 0) - issue_cycles(ins))
 
 
 def estimated_shares(doc: dict) -> dict[str, float]:

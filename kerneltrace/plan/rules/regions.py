@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from kerneltrace.analysis.issue_mix import estimated_stall
 from kerneltrace.analysis.regions import split_regions
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
 from kerneltrace.plan.rules.line_hotspot import LineThresholds, hideable_range
 from kerneltrace.plan.spec import plan_rule
-from kerneltrace.plan.verdict import estimated_stall, total_stall
+from kerneltrace.plan.verdict import total_stall
 from kerneltrace.thresholds import heuristic
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from kerneltrace.analysis.issue_mix import estimated_stall
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain, hiding_gain, scoped_title
@@ -13,7 +14,6 @@ from kerneltrace.plan.verdict import (
     ISSUE_TYPES,
     MEMORY_ISSUE_TYPES,
     WAIT_TYPES,
-    estimated_stall,
     is_no_stall,
     total_stall,
 )
@@ -121,12 +121,15 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
     legacy = is_no_stall(ctx.hotspots)
     if legacy:
         ctx = _estimated_stall_view(ctx)
-    hot = _hot_mfma_loop(ctx, bounds.min_loop_share)
+    hot = _hot_mfma_loop(ctx, bounds.min_loop_share, estimated=legacy)
     if hot is None:
         return []
-    if legacy:
-        return [_as_estimated(finding) for finding in _judge(ctx, hot, bounds, limits)]
-    return _judge(ctx, hot, bounds, limits)
+    findings = _judge(ctx, hot, bounds, limits)
+    if legacy:  # estimates, not measurements: the evidence claims no stall
+        for finding in findings:
+            finding.evidence = [replace(e, stall_cycles=None, stall_rate=None)
+                                for e in finding.evidence]
+    return findings
 
 
 def _estimated_stall_view(ctx: PlanContext) -> PlanContext:
@@ -137,15 +140,6 @@ def _estimated_stall_view(ctx: PlanContext) -> PlanContext:
     totals = dict(doc.get("totals") or {})
     totals["stall_cycles"] = int(totals.get("latency_cycles") or 0)
     return replace(ctx, hotspots=dict(doc, instructions=rows, totals=totals))
-
-
-def _as_estimated(finding: Finding) -> Finding:
-    """A W2 finding of a capture without a stall column: its stall figures are estimates, its
-    evidence carries no measured stall."""
-    finding.root_cause = finding.root_cause.replace(
-        " stall cycles", " estimated stall cycles (latency − issue; no stall column)", 1)
-    finding.evidence = [replace(e, stall_cycles=None, stall_rate=None) for e in finding.evidence]
-    return finding
 
 
 def _judge(ctx: PlanContext, hot: _HotLoop, bounds: VerdictThresholds,
@@ -170,6 +164,7 @@ class _HotLoop:
     parts: _LoopStall  # the stall inside the loop rows, by what holds it
     share: float  # the loop's stall as a share of all stall
     facts: str  # the sentence every W2 root cause starts with
+    stall_text: str = "stall cycles"  # what the root causes call the loop's stall
 
     @property
     def wait_fraction(self) -> float:
@@ -185,8 +180,10 @@ class _HotLoop:
         return [ctx.evidence(ins, note) for ins in self.parts.top(types)]
 
 
-def _hot_mfma_loop(ctx: PlanContext, min_loop_share: float) -> _HotLoop | None:
-    """The hottest wave-file loop with MFMA work, when it holds most of the waves' time."""
+def _hot_mfma_loop(ctx: PlanContext, min_loop_share: float, *,
+                   estimated: bool = False) -> _HotLoop | None:
+    """The hottest wave-file loop with MFMA work, when it holds most of the waves' time
+    (`estimated`: the rows' stall is latency − issue, a capture without a stall column)."""
     loop = next(
         (
             loop
@@ -209,7 +206,9 @@ def _hot_mfma_loop(ctx: PlanContext, min_loop_share: float) -> _HotLoop | None:
         f"waves' time; its MFMAs keep the SIMD's matrix pipe busy {busy:.0%} of the time a wave is "
         f"in it ({loop['mfma_pass_cycles']:,} MFMA pass cycles)"
     )
-    return _HotLoop(loop, busy, parts, ctx.share(parts.stall), facts)
+    stall_text = ("estimated stall cycles (latency − issue; no stall column)" if estimated
+                  else "stall cycles")
+    return _HotLoop(loop, busy, parts, ctx.share(parts.stall), facts, stall_text)
 
 
 def _other_work_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThresholds) -> Finding:
@@ -240,7 +239,7 @@ def _other_work_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThreshol
         ),
         scope="loop",
         root_cause=hot.facts
-        + f". Of the loop's {parts.stall:,} stall cycles, dependent work waiting to issue holds "
+        + f". Of the loop's {parts.stall:,} {hot.stall_text}, dependent work waiting to issue holds "
         f"{parts.issue / parts.stall if parts.stall else 0:.0%} ({mix or 'none measured'})"
         f"{memory}: non-matrix work and its dependencies sit between the MFMAs.",
         fix=(
@@ -280,7 +279,7 @@ def _waits_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThresholds) -
         cap="MED",
         estimated_gain=gain,
         root_cause=hot.facts
-        + f". {wait_stall:,} of the loop's {stall:,} stall cycles are `s_waitcnt` waits: "
+        + f". {wait_stall:,} of the loop's {stall:,} {hot.stall_text} are `s_waitcnt` waits: "
         "the matrix pipe idles while loads return. This overlaps the line findings inside "
         "the loop.",
         fix=(
