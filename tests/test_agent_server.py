@@ -113,7 +113,7 @@ def test_every_tool_answers_with_next_calls(server):
     assert not error and finding["kind"] == "finding" and finding["evidence"]
 
 
-def test_second_query_does_not_reparse(monkeypatch):
+def test_second_query_does_not_reparse(monkeypatch, captures):
     """Loaded once per dir: later calls on it (any tool) are answered from memory."""
     from kerneltrace.agent.roots import Roots
     from kerneltrace.agent.session import Session
@@ -122,7 +122,7 @@ def test_second_query_does_not_reparse(monkeypatch):
     calls = []
     real = hotspot_report.run_analysis
     monkeypatch.setattr(hotspot_report, "run_analysis", lambda *a, **k: calls.append(a) or real(*a, **k))
-    session = Session(Roots.of([CAPTURES]))
+    session = Session(Roots.of([captures]))  # the fixture skips without ../shared
     first = session.summary(PA)
     session.hotspots(PA, "instruction", 5)
     session.explain(PA, "#9")
