@@ -79,6 +79,12 @@ class VerdictThresholds:
                                    "from which the verdict is launch-bound")
     barrier_mention: float = heuristic(0.1, "barrier stall share from which the memory verdict "
                                        "says what causes the barrier waits")
+    ping_pong_memory_share: float = heuristic(0.25, "stall share of memory (vector-memory waits "
+                                              "and issue, LDS/scalar waits) from which a "
+                                              "ping-pong schedule's barrier waits are memory "
+                                              "time; below it the partner phase is long because "
+                                              "of what it issues (synchronisation: a phase "
+                                              "imbalance)")
     barrier_explained: float = heuristic(0.5, "share of the barrier stall the waits between "
                                          "barriers explain from which the verdict follows the "
                                          "cause instead of synchronisation")

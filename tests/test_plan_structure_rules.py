@@ -91,7 +91,13 @@ def test_ping_pong_barriers_are_the_partner_phase(calibration):
                            "ui_output_agent_50282_dispatch_20")
     assert doc["structure"]["barriers"]["ping_pong"]
     entry = plan(doc)
-    assert entry["bottleneck"]["kind"] != "synchronisation"
+    verdict = entry["bottleneck"]
+    if verdict["kind"] == "synchronisation":
+        # memory (vector 23 %, LDS 2 %) is under a quarter of stall here: the verdict is the
+        # phase imbalance, stated as such, never "remove the barriers"
+        assert "ping-pong phase imbalance" in verdict["sentence"]
+        assert "keep the barriers" in verdict["sentence"]
+        assert any("removing the barriers" in item for item in verdict["does_not_help"])
     assert not [f for f in ranked(entry) if f["rule"] == "BAR-dominated"]
     phase = next(f for f in ranked(entry) if f["rule"] == "BAR-ping-pong-phase")
     assert "Do not remove the barriers" in phase["fix"]

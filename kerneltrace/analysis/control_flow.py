@@ -187,9 +187,11 @@ def _hot(loops: Sequence[LoopFacts], child_share: float) -> LoopFacts | None:
     iterating = [loop for loop in loops if loop.iterates and loop.time_share > 0]
     best = max(iterating, key=lambda loop: loop.time_share, default=None)
     while best is not None:
-        children = [loop for loop in iterating if loop.parent == best.first_index
-                    and loop is not best and best.contains(loop.first_index)]
-        child = max(children, key=lambda loop: loop.time_share, default=None)
+        # any iterating loop inside, not only direct children: a persistent kernel's tile loop
+        # may hold a non-iterating loop (entered once per tile) that holds the K loop
+        inner = [loop for loop in iterating if loop is not best and best.contains(loop.first_index)
+                 and loop.first_index > best.first_index and loop.last_index <= best.last_index]
+        child = max(inner, key=lambda loop: loop.time_share, default=None)
         if child is None or child.time_share < child_share * best.time_share:
             return best
         best = child

@@ -397,8 +397,13 @@ def defer_to_verdict(findings: list[Finding]) -> None:
     own = [f for f in findings if f.verdict_aligned]
     cited = {e.instruction_index for f in own for e in f.evidence if e.instruction_index is not None}
     led = {f.overlap_group for f in own if f.overlap_group}
+    # one currency: a finding claiming more kernel time than the verdict's own is the better
+    # statement of the change (it ranks above it) and keeps its priority
+    own_high = max((f.estimated_gain.high for f in own if f.estimated_gain), default=0.0)
     for finding in findings:
         if finding.verdict_aligned or not finding.ranked:
+            continue
+        if finding.estimated_gain is not None and finding.estimated_gain.high > own_high:
             continue
         mine = {e.instruction_index for e in finding.evidence}
         if finding.overlap_group in led or mine & cited:

@@ -280,10 +280,19 @@ class Facts:
         return bool(self.barriers.get("ping_pong"))
 
     @property
+    def ping_pong_memory(self) -> bool:
+        """A ping-pong schedule whose partner phase is long because of memory (vector-memory
+        waits and issue back-pressure, LDS/scalar waits): the barrier waits are memory time.
+        Otherwise the phase is long because of the instructions it issues (LDS reads, address
+        work, a burst of loads): a schedule imbalance, the synchronisation bound."""
+        return (self.ping_pong
+                and self.memory + self.lds_smem >= self.limits.ping_pong_memory_share)
+
+    @property
     def barrier_caused(self) -> bool:
         """The barrier stall is explained by the waits before the barriers (or is the partner
         phase of a ping-pong schedule): the verdict follows the cause (issue 21.4)."""
-        return self.barrier_explained >= self.limits.barrier_explained or self.ping_pong
+        return self.barrier_explained >= self.limits.barrier_explained or self.ping_pong_memory
 
     @property
     def stragglers(self) -> dict | None:
@@ -498,6 +507,19 @@ def synchronisation(f: Facts) -> Bottleneck | None:
     if f.barrier < f.limits.barrier_share or f.barrier_caused:
         return None
     imbalance = f.peers.get("barrier_imbalance")
+    if f.ping_pong:
+        return Bottleneck(
+            "synchronisation",
+            f"Synchronisation-bound (ping-pong phase imbalance): barriers hold {f.barrier:.0%} of "
+            "stall while memory holds only {:.0%}: one wave group waits at the pairing barrier "
+            "for its partner's load/LDS phase, which is longer than the MFMA phase it should "
+            "hide behind because of the instructions it issues — shorten that phase, keep the "
+            "barriers.".format(f.memory + f.lds_smem),
+            [f"barrier stall {f.barrier:.0%}", *f.lines], "medium",
+            helps=["spread the global loads of the load phase, split the LDS reads and their "
+                   "waits across it, move address arithmetic out of it"],
+            does_not_help=["removing the barriers (they are the schedule)", "more waves per SIMD"],
+        )
     return Bottleneck(
         "synchronisation",
         f"Synchronisation-bound: barriers hold {f.barrier:.0%} of stall"
@@ -619,8 +641,8 @@ def tail(f: Facts) -> Bottleneck | None:
 def memory_latency(f: Facts) -> Bottleneck | None:
     """Memory waits (vector, LDS, scalar) dominate stall; says when the loop is partly issue-bound."""
     memory, lds_smem, non_hidden, mix = f.memory, f.lds_smem, f.non_hidden, f.mix
-    # in a ping-pong schedule the barrier waits are the partner group's memory/LDS phase
-    phase = f.barrier if f.ping_pong else 0.0
+    # in a ping-pong schedule waiting on memory the barrier waits are the partner's memory phase
+    phase = f.barrier if f.ping_pong_memory else 0.0
     if memory + lds_smem + phase < f.limits.memory_share:
         return None
     kind_facts = [*f.lines]
@@ -640,7 +662,7 @@ def memory_latency(f: Facts) -> Bottleneck | None:
            "issue-bound part" if split else "")
         + (f"; ping-pong schedule: the barrier waits ({f.barrier:.0%} of stall) are one wave group "
            "waiting for its partner's load/LDS phase — shorten that phase, keep the barriers"
-           if f.ping_pong and f.barrier >= f.limits.barrier_mention else
+           if f.ping_pong_memory and f.barrier >= f.limits.barrier_mention else
            f"; barrier waits ({f.barrier:.0%} of stall) are {f.barrier_cause()}"
            if f.barrier >= f.limits.barrier_mention and f.barrier_caused else "")
         + ".",

@@ -186,7 +186,8 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
 
 @plan_rule(id="BAR-dominated", lever="sync", serves=("synchronisation",), order=120,
            thresholds=(KernelWideThresholds,),
-           variants=(FindingKind("BAR-ping-pong-phase", "memory-pipeline"),
+           variants=(FindingKind("BAR-ping-pong-phase", "memory-pipeline",
+                                 serves=("synchronisation",)),
                      FindingKind("BAR-straggler-waits", "memory-pipeline")))
 def barrier_dominated(ctx: PlanContext) -> list[Finding]:
     """Barriers hold a large share of stall.
