@@ -147,3 +147,18 @@ def test_move_above_classifies_true_and_false_dependencies():
     assert [(b.index, b.kind) for b in move.blockers] == [(0, "true"), (1, "false")]
     assert not move.legal and move_above(rows, 2, 1).legal
     assert wait_room([(0, "s_waitcnt vmcnt(0)"), (1, "v_add_f32_e32 v1, v8, v2")], 0, []) is None
+
+
+def test_select_chain_advice_covers_every_round_of_an_unrolled_top_k():
+    from types import SimpleNamespace
+
+    from kerneltrace.plan.rules.hazards import _in_select_chain
+
+    # six top-k rounds, one chain each: no single chain holds half the s_nops, together all
+    rounds = [{"first": 100 * k, "last": 100 * k + 40, "length": 20} for k in range(6)]
+    ctx = SimpleNamespace(structure={"select_chains": rounds})
+    nops = [100 * k + 5 * j for k in range(6) for j in range(1, 8)]
+    chain, count = _in_select_chain(ctx, nops)
+    assert count == 6 and chain in rounds
+    # s_nops mostly outside any chain: no chain advice
+    assert _in_select_chain(ctx, nops[:5] + list(range(1000, 1100, 2))) is None

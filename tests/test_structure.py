@@ -194,6 +194,20 @@ def test_select_chains_and_dependencies():
                    (3, "v_cmp_le_i32_e32 vcc, v175, v134"), (4, "v_cndmask_b32_e32 v93, v232, v93, vcc"),
                    (5, "v_cmp_le_i32_e32 vcc, v179, v134"), (6, "v_cndmask_b32_e32 v95, v232, v95, vcc")]
     assert select_chains(independent) == []
+    # a running argmax keeps the value and its index: two interleaved selects per step, the value
+    # select reading the value select two back (an unrolled top-k round)
+    argmax = []
+    for step in range(6):
+        base = 10 + 4 * step
+        argmax += [(base, f"v_cmp_gt_f32_e32 vcc, v{30 + step}, v15"), (base + 1, "s_nop 1"),
+                   (base + 2, f"v_cndmask_b32_e32 v15, v15, v{30 + step}, vcc"),
+                   (base + 3, f"v_cndmask_b32_e32 v23, v23, v{40 + step}, vcc")]
+    chains = select_chains(argmax)
+    assert [(c.first, c.last) for c in chains] == [(12, 33)] and chains[0].length >= 11
+    # two argmax rounds separated by unrelated selects are two chains
+    unrelated = [(100 + i, f"v_cndmask_b32_e32 v{60 + i}, v{70 + i}, v{80 + i}, vcc") for i in range(4)]
+    later = [(at + 200, asm) for at, asm in argmax]
+    assert len(select_chains(argmax + unrelated + later)) == 2
     assert depends("v_add_f32_e32 v1, v2, v3", "v_mul_f32_e32 v4, v1, v1")
     assert not can_move_above(["v_add_f32_e32 v1, v2, v3", "v_mul_f32_e32 v4, v1, v1"], 1, 0)
     assert can_move_above(["v_add_f32_e32 v1, v2, v3", "v_cmp_gt_f32_e32 vcc, v9, v8"], 1, 0)

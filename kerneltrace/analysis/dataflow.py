@@ -58,29 +58,41 @@ class SelectChain:
 
 
 def select_chains(rows: Sequence[tuple[int, str]],
-                  min_chain: int = DEFAULT_STRUCTURE.min_chain) -> list[SelectChain]:
+                  min_chain: int = DEFAULT_STRUCTURE.min_chain,
+                  window: int = 4) -> list[SelectChain]:
     """Serial select chains in (index, asm) rows in program order: a select that reads the
-    previous select's result, directly or through an instruction between them that feeds it
-    (the compare writing its condition); `min_chain` selects in a row at least (the
-    `structure` concern of the thresholds table)."""
+    result of one of the `window` selects before it, directly or through an instruction between
+    them that feeds it (the compare writing its condition); `min_chain` selects in a row at least
+    (the `structure` concern of the thresholds table). The window lets a running argmax keep two
+    interleaved chains (value and index selects) as one: each value select reads the value
+    select two selects back."""
     chains: list[SelectChain] = []
-    prev: tuple[int, str] | None = None
-    start, length = None, 0
-    between: list[str] = []
+    recent: list[tuple[int, str]] = []  # the last `window` selects
+    start = last = None
+    length = unlinked = 0
+    between: list[str] = []  # the non-select instructions since the last select
+
+    def close() -> None:
+        if start is not None and length >= min_chain:
+            chains.append(SelectChain(start, last, length))
+
     for index, asm in rows:
         if not opcode(asm).startswith(_SELECTS):
             between.append(asm)
             continue
-        linked = prev is not None and (
-            depends(prev[1], asm)
-            or any(depends(prev[1], a) and _writes(a) & _reads(asm) for a in between))
+        linked = [at for at, prior in recent
+                  if depends(prior, asm)
+                  or any(depends(prior, a) and _writes(a) & _reads(asm) for a in between)]
         if linked:
-            length += 1
+            if start is None:
+                start, length = linked[0], 1
+            length, last, unlinked = length + 1, index, 0
         else:
-            if start is not None and length >= min_chain:
-                chains.append(SelectChain(start, prev[0], length))
-            start, length = index, 1
-        prev, between = (index, asm), []
-    if start is not None and prev is not None and length >= min_chain:
-        chains.append(SelectChain(start, prev[0], length))
+            unlinked += 1
+            if unlinked >= window:  # no select of the chain in the window: it ended
+                close()
+                start, length = None, 0
+        recent = (recent + [(index, asm)])[-window:]
+        between = []
+    close()
     return chains

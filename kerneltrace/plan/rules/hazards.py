@@ -90,14 +90,18 @@ def hazard_cause(before: list[dict], after: list[dict] | None = None) -> tuple[s
     return "other", None
 
 
-def _in_select_chain(ctx: PlanContext, nops: list[int]) -> dict | None:
-    """The serial select chain (structure.select_chains) holding most of these `s_nop`s."""
-    best, count = None, 0
+def _in_select_chain(ctx: PlanContext, nops: list[int]) -> tuple[dict, int] | None:
+    """(the serial select chain holding most of these `s_nop`s, how many chains hold any) when
+    the chains (structure.select_chains: an unrolled top-k runs one per round) hold at least
+    half of them."""
+    held = []
     for chain in ctx.structure.get("select_chains") or []:
         inside = sum(1 for index in nops if chain["first"] <= index <= chain["last"])
-        if inside > count:
-            best, count = chain, inside
-    return best if count * 2 >= len(nops) else None
+        if inside:
+            held.append((inside, chain))
+    if not held or sum(count for count, _ in held) * 2 < len(nops):
+        return None
+    return max(held, key=lambda pair: pair[0])[1], len(held)
 
 
 @plan_rule(id="NOP-hazard-stall", lever="issue", serves=("issue-dependency",), order=160,
@@ -146,13 +150,15 @@ def nop_hazards(ctx: PlanContext) -> list[Finding]:
             evidence.append(ctx.evidence(nop, "hazard wait states"))
         location = ctx.user_location(evidence)
         if cause == "compare/select":
-            chained = _in_select_chain(ctx, [nop["index"] for nop, _ in items])
-            if chained is not None:
+            found = _in_select_chain(ctx, [nop["index"] for nop, _ in items])
+            if found is not None:
                 # each compare reads the previous select (running max/argmax): batching the
                 # compares ahead would cross a true dependency (issue 21.7)
+                chained, chains = found
+                more = f", and {chains - 1} more like it" if chains > 1 else ""
                 fix = (f"the selects of rows {chained['first']}–{chained['last']} form a serial "
                        f"chain ({chained['length']} selects, each compare reading the previous "
-                       "select's result: a running max/argmax), so the compares cannot be issued "
+                       f"select's result: a running max/argmax{more}), so the compares cannot be issued "
                        "ahead of the selects; reduce as a tree (pairwise max of halves, log2 n "
                        "steps with independent compares in each) or keep a packed (value, index) "
                        "pair and use `v_max` on it")
