@@ -83,6 +83,11 @@ def test_the_busy_view_is_code_json_minus_the_empty_waves(root):
     # the entry wait is paid by every wave: 32 hits in code.json, 4 in the busy view
     entry_wait = _row("s_waitcnt lgkmcnt(0)", doc)
     assert next(i for i in doc["instructions"] if i["index"] == entry_wait)["hits"] == 32
+    # the wait attribution is the busy waves' too
+    (wait,) = [w for w in view["waves"]["waitcnt"] if w["index"] == entry_wait]
+    assert wait["stall_cycles"] == busy.stall[entry_wait]
+    assert sum(p["waits"] for p in wait["producers"]) == 4
+    assert sum(p["cycles"] for p in wait["producers"]) + wait["unattributed_cycles"] == busy.stall[entry_wait]
     # the grid's facts stay the whole trace's
     assert view["structure"]["launch"] == doc["structure"]["launch"]
     assert doc["waves"]["work_split"].get("cost_basis") is None  # the input is not changed

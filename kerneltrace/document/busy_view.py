@@ -6,8 +6,9 @@ work, so the prologue outranks the work that sets the kernel's time. `busy_view`
 empty waves' per-row sums (`work_split.empty_rows`, from their own wave files) from every row and
 rebuilds what derives from the rows (instruction and line ranking, stall by type, totals, costs,
 structure) with the same functions as the document itself. Dispatch-level facts (the launch, the
-request traffic of the grid, the trace coverage) stay those of the whole trace; the wave-level
-wait attribution and peer figures (`waves.waitcnt`, `waves.peers`) stay over all waves.
+request traffic of the grid, the trace coverage) stay those of the whole trace; the wait
+attribution is the busy waves' (`work_split.busy_waitcnt`); the peer figures (`waves.peers`:
+pipe busy, non-hidden share) and the loops stay over all waves (the empty waves run no loop).
 
 Only when the split is exact: the wave files sum to code.json (`waves.consistency.ok`).
 """
@@ -100,6 +101,8 @@ def busy_view(doc: dict, min_empty_share: float) -> dict | None:
         "source_lines": line_dicts(analysis, False),
         "instructions": instructions,
         "waves": {**waves, "waves": busy, "per_wave": per_wave,
+                  "waitcnt": split.get("busy_waitcnt", waves.get("waitcnt")),
+                  "wait_links": split.get("busy_wait_links", waves.get("wait_links")),
                   "work_split": {**split, "cost_basis": BASIS}},
     }
     view["costs"] = cost_summary(instructions, busy)

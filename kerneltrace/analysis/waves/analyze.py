@@ -30,7 +30,7 @@ from kerneltrace.analysis.waves.states import state_summary
 from kerneltrace.analysis.waves.stragglers import StragglerTotals, straggler_summary
 from kerneltrace.analysis.waves.stream import accumulate
 from kerneltrace.analysis.waves.waitcnt import wait_links, waitcnt_summary
-from kerneltrace.analysis.waves.work_split import empty_indices, empty_rows, work_split
+from kerneltrace.analysis.waves.work_split import empty_indices, empty_part, work_split
 from kerneltrace.readers.realtime import realtime_mhz
 from kerneltrace.readers.wavefile.reader import wave_files
 from kerneltrace.thresholds import DEFAULT_STRUCTURE, StructureThresholds
@@ -69,7 +69,7 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = No
         by_name = {path.name: path for path in paths}
         empty = [by_name[totals.per_wave[i][0]] for i in empty_indices(totals.per_wave, limits) or []
                  if totals.per_wave[i][0] in by_name]
-        split["empty_rows"] = empty_rows(empty, code_rows, mfma_by_line)
+        split.update(empty_part(empty, totals, mfma_by_line, rows))
     return {
         "files": totals.files,
         "bytes": totals.bytes,

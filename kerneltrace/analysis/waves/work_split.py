@@ -11,6 +11,9 @@ if TYPE_CHECKING:
 
     import numpy as np
 
+    from kerneltrace.analysis.waves.accumulate import WaveTotals
+    from kerneltrace.readers.codejson import CodeRow
+
 
 def _mean(values: list[int]) -> float | None:
     return round(sum(values) / len(values), 1) if values else None
@@ -57,16 +60,36 @@ def work_split(per_wave: list[tuple], limits: StructureThresholds = DEFAULT_STRU
     }
 
 
-def empty_rows(paths: list[Path], code_rows: int, mfma_by_line: np.ndarray) -> list[dict]:
-    """Per-row sums of the empty waves' files `paths` (hits, latency, stall, idle), by the same
-    whole-group pass as the dispatch's totals (accumulate.add_group), so that the busy waves'
-    figures are exactly code.json − these (the invariant code.json = Σ wave files). Empty waves
-    run few instructions, so re-reading their files costs little."""
-    from kerneltrace.analysis.waves.accumulate import WaveTotals
+def empty_part(paths: list[Path], totals: WaveTotals, mfma_by_line: np.ndarray,
+               rows: dict[int, CodeRow]) -> dict:
+    """The empty waves' share of the totals: `empty_rows`, their per-row sums (hits, latency,
+    stall, idle) from their files `paths`, by the same whole-group pass as the dispatch's
+    `totals` (accumulate.add_group), so that the busy waves' figures are exactly code.json −
+    these (the invariant code.json = Σ wave files); and the wait attribution of the busy waves
+    alone (`busy_waitcnt`, `busy_wait_links`: `totals` − the empty waves'). Empty waves run few
+    instructions, so re-reading their files costs little."""
+    from kerneltrace.analysis.waves.accumulate import WaveTotals, grow
     from kerneltrace.analysis.waves.stream import stream
+    from kerneltrace.analysis.waves.waitcnt import WaitTotals, wait_links, waitcnt_summary
 
-    totals = stream(paths, WaveTotals.empty(code_rows), mfma_by_line, settle=False)
-    return [{"index": index, "hits": int(totals.hits[index]),
-             "latency_cycles": int(totals.latency[index]), "stall_cycles": int(totals.stall[index]),
-             "idle_cycles": int(totals.idle[index])}
-            for index in totals.hits.nonzero()[0].tolist()]
+    empty = stream(paths, WaveTotals.empty(totals.rows), mfma_by_line, settle=False)
+    grow(empty, totals.rows)
+    busy = WaitTotals()
+    for key, cycles in totals.waits.cycles.items():
+        busy.cycles[key] = cycles - empty.waits.cycles.get(key, 0)
+    for key, count in totals.waits.count.items():
+        busy.count[key] = count - empty.waits.count.get(key, 0)
+    for row, cycles in totals.waits.unattributed.items():
+        busy.unattributed[row] = cycles - empty.waits.unattributed.get(row, 0)
+    for row, producers in totals.waits.producers.items():
+        busy.producers[row] = set(producers)
+    stall, hits = totals.stall[:empty.rows] - empty.stall, totals.hits[:empty.rows] - empty.hits
+    return {
+        "empty_rows": [
+            {"index": index, "hits": int(empty.hits[index]),
+             "latency_cycles": int(empty.latency[index]), "stall_cycles": int(empty.stall[index]),
+             "idle_cycles": int(empty.idle[index])}
+            for index in empty.hits.nonzero()[0].tolist()],
+        "busy_waitcnt": waitcnt_summary(busy, stall, hits, rows),
+        "busy_wait_links": wait_links(busy, stall),
+    }
