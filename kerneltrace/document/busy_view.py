@@ -18,15 +18,14 @@ from __future__ import annotations
 from kerneltrace.analysis.costs import cost_summary
 from kerneltrace.analysis.hotspots import InstructionStat, aggregate
 from kerneltrace.analysis.structure import structure_of
+from kerneltrace.analysis.waves.work_split import BUSY_BASIS
 from kerneltrace.document.hotspot_report import instruction_dicts, line_dicts, type_dicts
 from kerneltrace.isa.classify import opcode, wait_kinds
 from kerneltrace.readers.codejson import CodeFormat
 from kerneltrace.sourceloc import UNMAPPED, innermost_location
 from kerneltrace.thresholds import StructureThresholds, one_concern
 
-BASIS = "busy waves"  # `waves.work_split.cost_basis` of a busy view
-COLUMNS = (("hits", "hits"), ("latency_cycles", "latency"), ("stall_cycles", "stall"),
-           ("idle_cycles", "idle"))
+COLUMNS = ("hits", "latency_cycles", "stall_cycles", "idle_cycles")  # what the empty waves add
 # dispatch-level facts: the whole grid's, not the busy waves' (launch.py, bandwidth, coverage)
 WHOLE_TRACE = ("launch", "traffic", "trace_coverage")
 
@@ -48,7 +47,7 @@ def usable_split(doc: dict, min_empty_share: float) -> dict | None:
 
 def _stat(ins: dict, empty: dict | None) -> InstructionStat:
     values = {}
-    for key, _ in COLUMNS:
+    for key in COLUMNS:
         value = ins.get(key)
         less = (empty or {}).get(key) or 0
         values[key] = value if value is None else max(0, int(value) - int(less))
@@ -60,7 +59,7 @@ def _stat(ins: dict, empty: dict | None) -> InstructionStat:
                            values["idle_cycles"], mixed)
 
 
-def _totals(doc: dict, rows: list[dict]) -> dict:
+def _totals(doc: dict, rows: list[dict], busy: int) -> dict:
     def optional(key: str) -> int | None:
         present = [row[key] for row in rows if row.get(key) is not None]
         return sum(present) if present else None
@@ -70,7 +69,8 @@ def _totals(doc: dict, rows: list[dict]) -> dict:
             "stall_cycles": optional("stall_cycles"),
             "latency_cycles": sum(row.get("latency_cycles") or 0 for row in rows),
             "idle_cycles": optional("idle_cycles"),
-            "hits": sum(row.get("hits") or 0 for row in rows)}
+            "hits": sum(row.get("hits") or 0 for row in rows),
+            "busy_waves": busy}  # the sums are the busy waves' (the renderers say so)
 
 
 def busy_view(doc: dict, min_empty_share: float) -> dict | None:
@@ -96,14 +96,14 @@ def busy_view(doc: dict, min_empty_share: float) -> dict | None:
         per_wave["duration"] = {**per_wave["duration"], "mean": split["busy_mean_cycles"]}
     view = {
         **doc,
-        "totals": _totals(doc, instructions),
+        "totals": _totals(doc, instructions, busy),
         "stall_by_type": type_dicts(analysis, legacy, False),
         "source_lines": line_dicts(analysis, False),
         "instructions": instructions,
         "waves": {**waves, "waves": busy, "per_wave": per_wave,
                   "waitcnt": split.get("busy_waitcnt", waves.get("waitcnt")),
                   "wait_links": split.get("busy_wait_links", waves.get("wait_links")),
-                  "work_split": {**split, "cost_basis": BASIS}},
+                  "work_split": {**split, "cost_basis": BUSY_BASIS}},
     }
     view["costs"] = cost_summary(instructions, busy)
     whole = doc.get("structure") or structure_of(doc, limits)

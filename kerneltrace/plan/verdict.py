@@ -24,6 +24,7 @@ from kerneltrace.analysis.issue_mix import (
     latency_mix,
     loop_rows,
 )
+from kerneltrace.analysis.waves.work_split import BUSY_BASIS
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.divisible import divisible_share
 from kerneltrace.readers.codejson import CodeFormat
@@ -186,7 +187,7 @@ def work_split_gain(doc: dict, limits: VerdictThresholds = DEFAULT_VERDICT) -> W
     re-partition adds metadata or reduction work), the launch finding's prior."""
     waves = doc.get("waves") or {}
     split = waves.get("work_split") or {}
-    if split.get("cost_basis") != "busy waves" or split.get("empty_share", 0) < limits.work_split_empty:
+    if split.get("cost_basis") != BUSY_BASIS or split.get("empty_share", 0) < limits.work_split_empty:
         return None
     span = (waves.get("timing") or {}).get("span_cycles") or 0
     longest = split.get("busy_max_cycles") or 0

@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from kerneltrace.readers.codejson import CodeRow
 
 
+# `work_split.cost_basis` of a document whose rows are the busy waves' (document/busy_view.py)
+BUSY_BASIS = "busy waves"
+
+
 def _mean(values: list[int]) -> float | None:
     return round(sum(values) / len(values), 1) if values else None
 
