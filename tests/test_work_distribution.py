@@ -105,6 +105,8 @@ def test_an_early_exit_grid_leads_with_the_work_distribution_then_the_busy_setup
                     GATE - 1 + LABEL_ROWS: "v_cmp_ge_i32_e32 vcc, v2, v3",
                     GATE - 2 + LABEL_ROWS: "s_waitcnt vmcnt(0)",
                     GATE - 3 + LABEL_ROWS: "buffer_load_dwordx2 v[2:3], v0, s[4:7], 0 offen"}
+    whole = {i["index"]: i["stall_cycles"] for i in doc["instructions"]}  # every wave runs the gate
+    assert all(e["stall_cycles"] == whole[e["instruction_index"]] for e in first["evidence"])
     assert first["estimated_gain"]["unit"] == "kernel_time" and first["estimated_gain"]["high"] > 0.25
     assert second["rule"] == "SETUP-serial-kernarg-round-trips"
     assert LATE_LOAD + LABEL_ROWS in {e["instruction_index"] for e in second["evidence"]}

@@ -5,9 +5,12 @@ workgroups nothing, not to the prologue they ran (docs/summary-json.md, rule cat
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kerneltrace.analysis.exit_gate import exit_gate
+from kerneltrace.analysis.hotspots import stall_rate
 from kerneltrace.plan.context import PlanContext
-from kerneltrace.plan.findings import Finding, Gain
+from kerneltrace.plan.findings import Evidence, Finding, Gain
 from kerneltrace.plan.spec import plan_rule
 from kerneltrace.plan.verdict import work_distribution_bound
 from kerneltrace.thresholds import VerdictThresholds
@@ -28,6 +31,15 @@ def _notes(gate: dict, split: dict, empty: dict[int, dict]) -> dict[int, str]:
     return notes
 
 
+def _whole_trace(evidence: Evidence, ins: dict, empty: dict | None) -> Evidence:
+    """Every wave runs the gate: its rows show the whole trace's cycles (busy + empty waves)."""
+    stall = (ins.get("stall_cycles") or 0) + ((empty or {}).get("stall_cycles") or 0)
+    latency = (ins.get("latency_cycles") or 0) + ((empty or {}).get("latency_cycles") or 0)
+    rate = stall_rate(stall, latency)
+    return replace(evidence, stall_cycles=stall if ins.get("stall_cycles") is not None else None,
+                   stall_rate=None if rate is None else round(rate, 4))
+
+
 @plan_rule(id=RULE, lever="launch", serves=("launch-bound",), order=8,
            requires=("hotspots", "waves"), thresholds=(VerdictThresholds,))
 def work_distribution(ctx: PlanContext) -> list[Finding]:
@@ -38,7 +50,8 @@ def work_distribution(ctx: PlanContext) -> list[Finding]:
         busy wave ≥ `verdict.work_split_critical` of the traced span and a gain ≥
         `verdict.launch_gain` (the `launch-bound` verdict's work-distribution check)
     Evidence: the exit gate: the branch the empty waves leave at, the compare deciding it, the
-        loads of the work range and the waits for them (analysis/exit_gate.py)
+        loads of the work range and the waits for them (analysis/exit_gate.py), with the whole
+        trace's cycles (every wave runs them)
     Gain: (1 − busy/resident waves per CU) × the divisible share of a busy wave's life × the
         longest busy wave's share of the kernel time, low end halved; kernel time
         (docs/calibration.md §Work distribution)
@@ -55,7 +68,8 @@ def work_distribution(ctx: PlanContext) -> list[Finding]:
     gate_text = ""
     if gate is not None:
         notes = _notes(gate, split, empty)
-        evidence = [ctx.evidence(ctx.instructions[index], notes.get(index, ""))
+        evidence = [_whole_trace(ctx.evidence(ctx.instructions[index], notes.get(index, "")),
+                                 ctx.instructions[index], empty.get(index))
                     for index in gate["rows"] if index in ctx.instructions]
         gate_text = (f" They leave at the branch #{gate['branch']}"
                      + (f" after the compare #{gate['condition']}" if gate["condition"] is not None
