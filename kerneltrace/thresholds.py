@@ -77,6 +77,13 @@ class VerdictThresholds:
         "M128 GEMM gave +2.6 % (hack2→hack3) and −0.3 % (hack3→hack5)")
     launch_gain: float = heuristic(0.25, "kernel-time share the idle or tail capacity could take "
                                    "from which the verdict is launch-bound")
+    work_split_empty: float = heuristic(0.5, "share of the traced waves that did no work "
+                                        "(waves.work_split) from which the work distribution can "
+                                        "be the bound (with work_split_critical and launch_gain)")
+    work_split_critical: float = heuristic(0.8, "longest busy wave as a share of the traced span "
+                                           "from which the busy waves' critical path sets the "
+                                           "time (a few waves with less work do not: the empty "
+                                           "waves then end inside it anyway)")
     barrier_mention: float = heuristic(0.1, "barrier stall share from which the memory verdict "
                                        "says what causes the barrier waits")
     ping_pong_memory_share: float = heuristic(0.25, "stall share of memory (vector-memory waits "
@@ -227,7 +234,9 @@ class CoverageThresholds:
                                            "the early-exit capture note")
     empty_waves_note: float = heuristic(0.25, "share of the traced waves that did no work "
                                         "(waves.work_split) from which the capture-quality "
-                                        "section says the totals mix them with the busy waves")
+                                        "section says the totals mix them with the busy waves "
+                                        "and the plan ranks the kernel's work on the busy waves "
+                                        "(document/busy_view.py)")
 
 
 @dataclass(frozen=True)

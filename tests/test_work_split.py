@@ -17,6 +17,7 @@ def test_waves_that_leave_at_the_work_check_are_empty():
     assert (split["empty_waves"], split["busy_waves"], split["waves"]) == (6, 2, 8)
     assert split["empty_share"] == 0.75 and split["empty_max_instructions"] == 12
     assert split["busy_mean_cycles"] == 11000.0 and split["empty_mean_cycles"] == 600.0
+    assert split["busy_max_cycles"] == 11000
 
 
 def test_a_share_just_above_the_cut_is_busy():

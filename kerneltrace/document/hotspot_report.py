@@ -90,7 +90,7 @@ def _occupancy(
     return compute_occupancy(spec, registers, meta, candidates=candidates if spec is None else ())
 
 
-def _instruction_dicts(analysis: HotspotAnalysis, pc_sampling: bool) -> list[dict]:
+def instruction_dicts(analysis: HotspotAnalysis, pc_sampling: bool) -> list[dict]:
     result = []
     for stat in analysis.instructions:
         item = {
@@ -112,7 +112,7 @@ def _instruction_dicts(analysis: HotspotAnalysis, pc_sampling: bool) -> list[dic
     return result
 
 
-def _line_dicts(analysis: HotspotAnalysis, pc_sampling: bool) -> list[dict]:
+def line_dicts(analysis: HotspotAnalysis, pc_sampling: bool) -> list[dict]:
     result = []
     for line in analysis.source_lines:
         item = {
@@ -135,7 +135,7 @@ def _line_dicts(analysis: HotspotAnalysis, pc_sampling: bool) -> list[dict]:
     return result
 
 
-def _type_dicts(analysis: HotspotAnalysis, legacy: bool, pc_sampling: bool) -> list[dict]:
+def type_dicts(analysis: HotspotAnalysis, legacy: bool, pc_sampling: bool) -> list[dict]:
     result = []
     for entry in analysis.stall_by_type:
         item = {
@@ -250,9 +250,9 @@ def run_analysis(
         "ranked_by": {"stall": "stall_cycles", "pc_stalled": "pc_stalled", "latency": "latency_cycles"}[metric],
         "arch": arch_section,
         "totals": _totals(rows, pc_sampling),
-        "stall_by_type": _type_dicts(analysis, legacy, pc_sampling),
-        "source_lines": _line_dicts(analysis, pc_sampling),
-        "instructions": _instruction_dicts(analysis, pc_sampling),
+        "stall_by_type": type_dicts(analysis, legacy, pc_sampling),
+        "source_lines": line_dicts(analysis, pc_sampling),
+        "instructions": instruction_dicts(analysis, pc_sampling),
         "occupancy": occupancy,
         "pc_sampling": _pc_sampling_section(rows) if pc_sampling else None,
         "metadata": _metadata_section(metadata),

@@ -119,8 +119,11 @@ def work_split_notes(hotspot_doc: dict, limits: CoverageThresholds = DEFAULT_COV
         f"work: each ran at most {split['empty_max_instructions']} instructions (~"
         f"{split['empty_mean_cycles']:,.0f} cycles) against the busiest wave's "
         f"{split['busiest_instructions']:,} (busy waves ~{split['busy_mean_cycles']:,.0f} cycles), "
-        "leaving at the work-range check. The per-row totals below mix their prologue waits with "
-        "the busy waves' work, and the kernel's time is the busy waves': check how the work is "
-        "split across workgroups (the metadata/partition that feeds that check) before tuning "
-        "the prologue")}]
+        "leaving at the work-range check. "
+        + ("The stall summary and the findings below are costed on the "
+           f"{split['busy_waves']} busy waves alone (the empty waves' per-row cost subtracted), "
+           if split.get("cost_basis") else
+           "The per-row totals below mix their prologue waits with the busy waves' work, ")
+        + "and the kernel's time is the busy waves': check how the work is split across workgroups "
+        "(the metadata/partition that feeds that check) before tuning the prologue")}]
 

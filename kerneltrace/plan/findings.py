@@ -164,7 +164,8 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
 
 
 def lines_before_umbrellas(findings: list[Finding],
-                           carries: float = DEFAULT_GAINS.umbrella_line_share) -> list[Finding]:
+                           carries: float = DEFAULT_GAINS.umbrella_line_share,
+                           names_its_rows: frozenset[str] = frozenset()) -> list[Finding]:
     """An umbrella (a loop- or kernel-scope finding citing instructions) and the line finding
     that carries most of its cited stall, among those claiming at least `carries` of its
     kernel-time gain on the same instructions, are one change stated twice: the scope-wide view
@@ -173,10 +174,13 @@ def lines_before_umbrellas(findings: list[Finding],
     a barrier finding over the line of the straggler's wait it blames: the cause first). Only
     the order changes: each keeps the priority of its own kernel-time gain (one currency). An
     umbrella whose cycles are spread over lines that each claim less is the only finding naming
-    that set and keeps its rank; the verdict's own finding keeps its place (it states the bound)."""
+    that set and keeps its rank; the verdict's own finding keeps its place (it states the bound),
+    and so does an umbrella whose rule is in `names_its_rows` (it names the rows to change itself:
+    the SETUP finding's late loads, not the first round trip's wait its evidence also shows)."""
     out = list(findings)
     for umbrella in [f for f in findings if f.ranked and f.scope != "line" and f.estimated_gain
-                     and not f.verdict_aligned and not f.contradicts_verdict]:
+                     and not f.verdict_aligned and not f.contradicts_verdict
+                     and f.rule not in names_its_rows]:
         stall = {e.instruction_index: e.stall_cycles or 0 for e in umbrella.evidence
                  if e.instruction_index is not None}
         floor = carries * umbrella.estimated_gain.high

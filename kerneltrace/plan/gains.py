@@ -38,14 +38,16 @@ from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.coverage import gain_factors
 from kerneltrace.plan.findings import PRIORITIES, Finding, Gain
 from kerneltrace.plan.rules import CALIBRATED_RULES, VERDICT_RULES, spec_for
+from kerneltrace.plan.rules.launch import RULE_SETUP
 from kerneltrace.plan.verdict import (
     SETUP_TYPES,
     Bottleneck,
     cost_cycles,
     once_per_wave,
     total_stall,
+    work_distribution_bound,
 )
-from kerneltrace.thresholds import DEFAULT_GAINS, GainThresholds
+from kerneltrace.thresholds import DEFAULT_GAINS, GainThresholds, VerdictThresholds
 
 # verdict kind -> levers it rules out (each rule's lever: its PlanRule spec, plan/rules/)
 CONTRADICTS: dict[str, frozenset[str]] = {
@@ -344,11 +346,27 @@ def kernel_time_factor(ctx: PlanContext) -> tuple[float, float, str]:
         "(how much other waves hid is unknown)")
 
 
+# levers whose cycles every wave pays however the work is split (kernel arguments, the launch)
+PAID_PER_WAVE = frozenset({"setup-latency", "setup-round-trips", "launch", "prologue"})
+
+
+def after_repartition(ctx: PlanContext) -> float | None:
+    """Under a work-distribution verdict, the share of an in-work finding's cycles that stays on
+    the critical path once the verdict's fix spreads the work over every wave (its `spread`);
+    None under any other verdict (docs/calibration.md §Work distribution)."""
+    if ctx.verdict.kind != "launch-bound":
+        return None
+    bound = work_distribution_bound(ctx.hotspots, ctx.thresholds.of(VerdictThresholds))
+    return bound.spread if bound is not None else None
+
+
 def in_kernel_time(findings: list[Finding], ctx: PlanContext) -> None:
     """Restate every ranked gain as a fraction of kernel time (calibrated and launch gains
-    already are) and set the priority from it alone."""
+    already are) and set the priority from it alone. Under a work-distribution verdict the
+    gains of in-work findings are those left once the work is spread (`after_repartition`)."""
     low_f, high_f, why = kernel_time_factor(ctx)
     cover_low, cover_high, covered = gain_factors(ctx.coverage)
+    spread = after_repartition(ctx)
     limits = ctx.thresholds.of(GainThresholds)
     for finding in findings:
         gain = finding.estimated_gain
@@ -373,6 +391,12 @@ def in_kernel_time(findings: list[Finding], ctx: PlanContext) -> None:
             # span the kernel (the grid's idle share, a launch gain, is not theirs)
             gain = replace(gain, low=round(gain.low * cover_low, 4),
                            high=round(gain.high * cover_high, 4), basis=gain.basis + covered)
+        if spread is not None and not finding.verdict_aligned and lever(finding, ctx) not in PAID_PER_WAVE:
+            gain = replace(gain, low=round(gain.low * spread, 4), high=round(gain.high * spread, 4),
+                           basis=(f"{gain.basis}; × {spread:.2f} once the work is spread over "
+                                  "every wave (the verdict's fix: this work's cycles on the "
+                                  "critical path shrink with it, the once-per-wave setup's do "
+                                  "not)"))
         ceiling = ctx.verdict.time_ceiling
         if finding.contradicts_verdict and (gain.high > ceiling or gain.low > 0):
             # what re-timed fixes of such a kernel gained: from nothing up to the ceiling
@@ -389,6 +413,31 @@ def in_kernel_time(findings: list[Finding], ctx: PlanContext) -> None:
         if finding.location and ctx.is_artifact(finding.location):
             level = _cap(level, "MED")  # a glue bucket is never the thing to fix first
         finding.priority = "LOW" if finding.contradicts_verdict else level
+    setup_waits_defer(findings, ctx)
+
+
+def setup_waits_defer(findings: list[Finding], ctx: PlanContext) -> None:
+    """With serialized kernel-argument round trips (the SETUP finding), a finding on the round
+    trips' waits (lever `setup-latency`: a line or region of once-per-wave scalar loads) is the
+    SETUP change seen from one line: what changing the round trips removes is the late trips'
+    waits (the first trip's latency stays), so it claims no more than the SETUP finding and
+    follows it."""
+    setup = next((f for f in findings if f.rule == RULE_SETUP and f.ranked
+                  and f.estimated_gain is not None), None)
+    if setup is None:
+        return
+    limits = ctx.thresholds.of(GainThresholds)
+    for finding in findings:
+        gain = finding.estimated_gain
+        if (finding is setup or not finding.ranked or gain is None
+                or lever(finding, ctx) != "setup-latency" or gain.high <= setup.estimated_gain.high):
+            continue
+        finding.estimated_gain = _bounded(
+            gain, setup.estimated_gain.high, "the SETUP finding (what changing the kernel-"
+            "argument round trips removes: the late trips' waits; the first trip's latency stays)")
+        level = ("HIGH" if finding.estimated_gain.high >= limits.kernel_time_high
+                 else "MED" if finding.estimated_gain.high >= limits.kernel_time_med else "LOW")
+        finding.priority = _cap(finding.priority, level)
 
 
 def defer_to_verdict(findings: list[Finding]) -> None:

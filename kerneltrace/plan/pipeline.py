@@ -40,6 +40,7 @@ from kerneltrace.plan.findings import (
     sort_findings,
 )
 from kerneltrace.plan.rules import ATTRIBUTION_RULES, RULES, WAVE_RULES, rule_named
+from kerneltrace.plan.rules.launch import RULE_SETUP
 from kerneltrace.plan.rules.spills import spills_first
 from kerneltrace.plan.rules.waves import sharpen_with_waves
 from kerneltrace.plan.spec import PlanRule
@@ -109,7 +110,8 @@ def kernel_time(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
 
 
 def _lines_first(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
-    return lines_before_umbrellas(findings, ctx.thresholds.of(GainThresholds).umbrella_line_share)
+    return lines_before_umbrellas(findings, ctx.thresholds.of(GainThresholds).umbrella_line_share,
+                                  frozenset({RULE_SETUP}))
 
 
 def order_and_name(findings: list[Finding], ctx: PlanContext) -> list[Finding]:

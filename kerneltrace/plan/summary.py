@@ -7,6 +7,7 @@ from kerneltrace.analysis.costs import cost_summary
 from kerneltrace.analysis.dispatch_labels import dispatch_labels
 from kerneltrace.analysis.launch import launch_judgement
 from kerneltrace.compare.gate import parse_thresholds
+from kerneltrace.document.busy_view import busy_view
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.coverage import capture_notes, work_split_notes
 from kerneltrace.plan.gains import group_gain
@@ -80,8 +81,10 @@ def capture_quality(doc: dict, findings: list) -> list[dict]:
                       "idle columns; instructions are ranked by latency and waits by their latency"})
     if doc.get("format") != CodeFormat.PCSAMPLING and not doc.get("waves"):
         notes.append({"kind": "no-wave-files", "note": "no wave-level analysis (no wave files, or "
-                      "run without --waves): loops and waits come from code.json alone and kernel-"
-                      "time gains carry the wider prior (docs/calibration.md)"})
+                      "run without --waves): loops and waits come from code.json alone, kernel-"
+                      "time gains carry the wider prior (docs/calibration.md), and the work split "
+                      "cannot be judged (whether many waves exit without work: their prologue "
+                      "then sits in the totals with the busy waves' work)"})
     arch = doc.get("arch") or {}
     if not arch.get("name") or not arch.get("certain", True):
         notes.append({"kind": "arch-uncertain", "note": f"architecture {arch.get('name') or 'unknown'}"
@@ -92,6 +95,9 @@ def capture_quality(doc: dict, findings: list) -> list[dict]:
 
 def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = DEFAULT_TABLE) -> dict:
     hotspot_doc = with_launch_judged(with_costs(hotspot_doc), thresholds.of(LaunchBoundThresholds))
+    whole = hotspot_doc
+    # many traced waves did no work: the kernel's work is ranked on the busy waves (issue 21)
+    hotspot_doc = busy_view(hotspot_doc, thresholds.of(CoverageThresholds).empty_waves_note) or hotspot_doc
     ctx = PlanContext(hotspot_doc, l2_doc, thresholds=thresholds)
     findings = run_all(ctx)
     entry = {
@@ -117,7 +123,7 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = D
         "trace_coverage": ctx.coverage.to_dict() if ctx.coverage else None,
         "occupancy_observed": observed_occupancy(hotspot_doc),
         "traffic": ctx.structure.get("traffic"),
-        "bandwidth": _bandwidth(hotspot_doc, ctx.structure),
+        "bandwidth": _bandwidth(whole, ctx.structure),
         "findings": [finding.to_dict() for finding in findings],
     }
     metrics = ctx.l2_metrics

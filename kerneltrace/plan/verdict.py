@@ -24,6 +24,7 @@ from kerneltrace.analysis.issue_mix import (
     latency_mix,
     loop_rows,
 )
+from kerneltrace.analysis.waves.work_split import BUSY_BASIS
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.divisible import divisible_share
 from kerneltrace.readers.codejson import CodeFormat
@@ -156,6 +157,78 @@ def launch_gain(doc: dict) -> tuple[float, float, str] | None:
     high = round(idle * min(max(0.0, 1 - fixed), divisible), 4)
     reason = launch.get("reason") or ""
     return round(high / 2, 4), high, f"{reason}; {chain}" if chain else reason
+
+
+@dataclass(frozen=True)
+class WorkSplitGain:
+    """What a better work distribution could take (`work_split_gain`)."""
+
+    low: float  # kernel-time share
+    high: float
+    reason: str  # the verdict's reason: how many waves exit, what sets the time
+    basis: str  # how the gain follows
+    spread: float  # how long the busy waves' divisible work runs once spread over every wave
+
+
+def work_split_gain(doc: dict, limits: VerdictThresholds = DEFAULT_VERDICT) -> WorkSplitGain | None:
+    """Kernel-time share a better work distribution could take, or None when
+    the work split is not the bound (docs/calibration.md §Work distribution).
+
+    Only on a busy view (document/busy_view.py: the rows are the busy waves'), with at least
+    `work_split_empty` of the traced waves empty and the longest busy wave covering at least
+    `work_split_critical` of the traced span (the busy waves' critical path sets the time; when
+    a few waves merely have less work, the rest end inside it anyway and nothing is won).
+    Model: the empty waves' own cost (their slots, the launch) is small; what the split costs is
+    that the work runs on few of the slots. Spread over every traced wave, the busy waves' work
+    runs `s` = busy waves resident at once / waves resident at once (per CU, from the wave
+    lifetimes) as long; the once-per-wave part (kernel-argument round trips) stays, and a wave
+    that is one latency chain divides only its issue cycles (plan/divisible.py). high = (1 − s)
+    × the divisible share × the longest busy wave / the kernel's cycles; low = high / 2 (a
+    re-partition adds metadata or reduction work), the launch finding's prior."""
+    waves = doc.get("waves") or {}
+    split = waves.get("work_split") or {}
+    if split.get("cost_basis") != BUSY_BASIS or split.get("empty_share", 0) < limits.work_split_empty:
+        return None
+    span = (waves.get("timing") or {}).get("span_cycles") or 0
+    longest = split.get("busy_max_cycles") or 0
+    if not span or longest < limits.work_split_critical * span:
+        return None
+    residency = waves.get("residency") or {}
+    cus, slots = residency.get("cus"), residency.get("max_waves_per_cu")
+    busy, traced = split["busy_waves"], split["waves"]
+    if cus and slots:
+        spread = min(busy / cus, slots) / min(traced / cus, slots)
+        spread_why = (f"{busy / cus:g} busy of {min(traced / cus, slots):g} waves resident per CU "
+                      "at once")
+    else:
+        spread, spread_why = busy / traced, f"{busy} busy of {traced} waves"
+    structure = doc_structure(doc)
+    lifetime = sum(cost_cycles(ins) for ins in doc.get("instructions") or [])
+    fixed = ((structure.get("setup") or {}).get("stall_cycles") or 0) / lifetime if lifetime else 0.0
+    divisible, chain = divisible_share(doc, structure, wave_count(doc), limits.chain_max_loads,
+                                       ISSUE_CYCLES)
+    coverage = structure.get("trace_coverage") or {}
+    clock, duration = coverage.get("clock_mhz"), coverage.get("duration_ns")
+    kernel = duration * clock / 1000 if clock and duration else span
+    time_share = min(1.0, longest / kernel)
+    share = min(max(0.0, 1 - fixed), divisible)
+    high = round((1 - spread) * share * time_share, 4)
+    reason = (f"work distribution: {split['empty_share']:.0%} of the traced waves "
+              f"({split['empty_waves']} of {traced}) exit without work; the {busy} busy waves' "
+              f"critical path ({longest:,} cycles, {longest / span:.0%} of the traced span) sets "
+              "the time")
+    why = (f"spread over every wave, the work would run {spread:.2f} as long ({spread_why}); "
+           f"{share:.0%} of a busy wave's life divides (the kernel-argument round trips do not)"
+           f"{'; ' + chain if chain else ''}; the longest busy wave is {time_share:.0%} of the "
+           "kernel's time; low end halved (a re-partition adds metadata or reduction work)")
+    return WorkSplitGain(round(high / 2, 4), high, reason, why, round(spread, 4))
+
+
+def work_distribution_bound(doc: dict, limits: VerdictThresholds = DEFAULT_VERDICT
+                            ) -> WorkSplitGain | None:
+    """The work split's gain when it makes the dispatch launch-bound (≥ `launch_gain`)."""
+    gain = work_split_gain(doc, limits)
+    return gain if gain is not None and gain.high >= limits.launch_gain else None
 
 
 ISSUE_TYPES = (isa.VALU, isa.NOP, isa.MFMA, isa.SALU)
@@ -358,6 +431,26 @@ def launch_bound(f: Facts) -> Bottleneck | None:
                "per launch", "for a tail: a grid that is a multiple of CUs × resident "
                "workgroups, or one more resident workgroup per CU", "then the in-wave fixes: "
                "each traced wave has its CU to itself, so its waits are exposed, not hidden"],
+    )
+
+
+def work_distribution(f: Facts) -> Bottleneck | None:
+    """Most traced waves exit at the work-range check while the busy waves' critical path sets
+    the time (`work_split_gain`): the partition, not the waves' code, is the first knob. Checked
+    with the launch checks, before every in-kernel bound."""
+    gain = work_distribution_bound(f.doc, f.limits)
+    if gain is None:
+        return None
+    low, high, reason = gain.low, gain.high, gain.reason
+    return Bottleneck(
+        "launch-bound",
+        f"Launch-bound: {reason}; re-partitioning the work over the waves that now leave "
+        f"empty could take {low:.0%}–{high:.0%} of the kernel time. Findings below are costed "
+        "on the busy waves.",
+        [reason, f"work-distribution gain {low:.0%}–{high:.0%} of kernel time", *f.lines], "high",
+        helps=["re-partition the work so every workgroup gets a share (split the work items "
+               "or sequence blocks over more workgroups, or a grid sized by the work rather than "
+               "by the upper bound)", "then the busy waves' own setup and loads"],
     )
 
 
@@ -684,9 +777,9 @@ def mixed(f: Facts) -> Bottleneck:
 
 # The reading order: the first check that applies is the verdict (mixed when none does).
 CHECKS: tuple[Callable[[Facts], Bottleneck | None], ...] = (
-    launch_bound, latency_only, compute_mfma, compute_valu, memory_bandwidth, request_bandwidth,
-    capture_bandwidth, memory_streaming, synchronisation, nop_hazards, loop_issue, loop_work, prologue,
-    tail, memory_latency,
+    launch_bound, work_distribution, latency_only, compute_mfma, compute_valu, memory_bandwidth,
+    request_bandwidth, capture_bandwidth, memory_streaming, synchronisation, nop_hazards,
+    loop_issue, loop_work, prologue, tail, memory_latency,
 )
 
 

@@ -36,6 +36,7 @@ from kerneltrace.synth.runs import (
 from kerneltrace.synth.simulate import WaveRecord, aggregate, simulate
 from kerneltrace.synth.spec import (
     GEMM_LINES,
+    ExitGate,
     KernelResources,
     KernelSpec,
     LoopRegion,
@@ -46,6 +47,7 @@ from kerneltrace.synth.spec import (
     demo_vec_add,
 )
 from kerneltrace.synth.spill import SPILL_LINES, demo_spill
+from kerneltrace.synth.work_split import WORK_SPLIT_LINES, demo_work_split
 from kerneltrace.synth.writers import VARIANTS, dispatch_dir_name, write_dispatch_dir
 
 # ready-made kernels by name (the rocprofv3 double's ROCPROF_DOUBLE_KERNELS)
@@ -54,11 +56,13 @@ READY_MADE = {"demo_gemm": demo_gemm, "demo_vec_add": demo_vec_add, "demo_spill"
 __all__ = [
     "GEMM_LINES",
     "SPILL_LINES",
+    "WORK_SPLIT_LINES",
     "READY_MADE",
     "SYNTH_DEVICES",
     "VARIANTS",
     "CounterRow",
     "DispatchRow",
+    "ExitGate",
     "KernelResources",
     "KernelSpec",
     "LoopRegion",
@@ -73,6 +77,7 @@ __all__ = [
     "demo_large",
     "demo_spill",
     "demo_vec_add",
+    "demo_work_split",
     "dispatch_dir_name",
     "dispatch_row",
     "is_synthetic_dispatch",

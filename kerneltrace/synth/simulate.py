@@ -62,8 +62,23 @@ class WaveRecord:
         return f"se{self.se}_sm{self.simd}_sl{self.slot}_wv{self.wv}.json"
 
 
-def dynamic_order(spec: KernelSpec) -> Iterator[tuple[int, bool]]:
-    """Executed instruction indexes in program order, with "is the last loop iteration" flag."""
+def dynamic_order(spec: KernelSpec, exits: bool = False) -> Iterator[tuple[int, bool]]:
+    """Executed instruction indexes in program order, with "is the last loop iteration" flag;
+    `exits`: the wave takes the spec's exit gate (ExitGate) from its branch to its target."""
+    if not exits or spec.exit_gate is None:
+        yield from _program_order(spec)
+        return
+    gate, skipping = spec.exit_gate, False
+    for index, last_iteration in _program_order(spec):
+        if skipping and index != gate.target:
+            continue
+        skipping = False
+        yield index, last_iteration
+        if index == gate.branch:
+            skipping = True
+
+
+def _program_order(spec: KernelSpec) -> Iterator[tuple[int, bool]]:
     count = len(spec.instructions)
     loop = spec.loop
     if loop is None:
@@ -80,7 +95,9 @@ def dynamic_order(spec: KernelSpec) -> Iterator[tuple[int, bool]]:
         yield index, True
 
 
-def _branch_taken(spec: KernelSpec, index: int, last_iteration: bool) -> bool:
+def _branch_taken(spec: KernelSpec, index: int, last_iteration: bool, exits: bool = False) -> bool:
+    if spec.exit_gate is not None and index == spec.exit_gate.branch:
+        return exits
     loop = spec.loop
     if loop is not None and index == loop.last:
         return not last_iteration  # loop back-edge: taken until the last iteration
@@ -118,7 +135,8 @@ def simulate_wave(spec: KernelSpec, se: int, simd: int, slot: int, wv: int, begi
     timeline = _Timeline()
     prev_end = begin
     first = True
-    for index, last_iteration in dynamic_order(spec):
+    exits = spec.exit_gate is not None and spec.exit_gate.exits(slot, wv)
+    for index, last_iteration in dynamic_order(spec, exits):
         ins: SynthInstruction = spec.instructions[index]
         if not ins.executed:
             continue
@@ -129,7 +147,7 @@ def simulate_wave(spec: KernelSpec, se: int, simd: int, slot: int, wv: int, begi
         else:
             gap = 4 * rng.randrange(1, 6) if rng.random() < 0.15 else 0  # arbiter losses
         time = prev_end + gap
-        category = decoder_category(ins.asm, taken=_branch_taken(spec, index, last_iteration))
+        category = decoder_category(ins.asm, taken=_branch_taken(spec, index, last_iteration, exits))
         if ins.asm.startswith("s_waitcnt"):
             wait_until = time
             producers = drained.setdefault(line, [])

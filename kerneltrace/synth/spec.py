@@ -38,6 +38,21 @@ class LoopRegion:
 
 
 @dataclass(frozen=True)
+class ExitGate:
+    """Waves that get no work: the waves of every slot from ``busy_slots`` on take the branch
+    ``branch`` (an instruction index) straight to ``target`` (the ``s_endpgm``), the way a decode
+    or split-K kernel's workgroups leave at an empty work range. ``target`` must lie after every
+    instruction the busy waves run in between (the loop included)."""
+
+    branch: int
+    target: int
+    busy_slots: int = 1
+
+    def exits(self, slot: int, wv: int) -> bool:
+        return slot >= self.busy_slots
+
+
+@dataclass(frozen=True)
 class WaveLayout:
     """Traced waves: SE × SIMD × slot, ``waves_per_slot`` waves run one after another per slot."""
 
@@ -76,6 +91,7 @@ class KernelSpec:
     instructions: tuple[SynthInstruction, ...]
     loop: LoopRegion | None = None
     waves: WaveLayout = field(default_factory=WaveLayout)
+    exit_gate: ExitGate | None = None  # optional: most waves leave without work
     resources: KernelResources = field(default_factory=KernelResources)
     source_path: str = ""  # virtual absolute path of the kernel source ("" → no source)
     source_text: str = ""

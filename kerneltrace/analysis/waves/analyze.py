@@ -30,7 +30,7 @@ from kerneltrace.analysis.waves.states import state_summary
 from kerneltrace.analysis.waves.stragglers import StragglerTotals, straggler_summary
 from kerneltrace.analysis.waves.stream import accumulate
 from kerneltrace.analysis.waves.waitcnt import wait_links, waitcnt_summary
-from kerneltrace.analysis.waves.work_split import work_split
+from kerneltrace.analysis.waves.work_split import empty_indices, empty_part, work_split
 from kerneltrace.readers.realtime import realtime_mhz
 from kerneltrace.readers.wavefile.reader import wave_files
 from kerneltrace.thresholds import DEFAULT_STRUCTURE, StructureThresholds
@@ -63,6 +63,13 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = No
     for index, cycles in mfma_rows.items():
         mfma_by_line[index] = cycles
     totals = accumulate(paths, new_totals, mfma_by_line, workers)
+    split = work_split(totals.per_wave, limits)
+    if split and split["empty_waves"]:
+        # the empty waves' own per-row cost: the plan ranks the kernel's work on the busy waves
+        by_name = {path.name: path for path in paths}
+        empty = [by_name[totals.per_wave[i][0]] for i in empty_indices(totals.per_wave, limits) or []
+                 if totals.per_wave[i][0] in by_name]
+        split.update(empty_part(empty, totals, mfma_by_line, rows))
     return {
         "files": totals.files,
         "bytes": totals.bytes,
@@ -76,7 +83,7 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = No
         "consistency": consistency(dispatch_dir, paths, totals, table),
         "occupancy": occupancy_summary(dispatch_dir, totals.traced_cu),
         "residency": residency_summary(totals.per_wave),
-        "work_split": work_split(totals.per_wave, limits),
+        "work_split": split,
         "clock_mhz": realtime_mhz(dispatch_dir),  # measured shader clock (realtime.json), or None
         "peers": peer_summary(totals.peers, rows),
         "stragglers": straggler_summary(totals.stragglers, limits.untraced_factor),
