@@ -187,8 +187,12 @@ def _hot(loops: Sequence[LoopFacts], child_share: float) -> LoopFacts | None:
     iterating = [loop for loop in loops if loop.iterates and loop.time_share > 0]
     best = max(iterating, key=lambda loop: loop.time_share, default=None)
     while best is not None:
-        children = [loop for loop in iterating if loop.parent == best.first_index
-                    and loop is not best and best.contains(loop.first_index)]
+        # every iterating loop inside it, not only its direct children: a rotated outer loop
+        # (a persistent GEMM's tile loop) can sit between the hot loop and its K loop as a
+        # second, non-iterating or overlapping loop that is the K loop's parent
+        children = [loop for loop in iterating if loop is not best
+                    and best.contains(loop.first_index) and best.contains(loop.last_index)
+                    and (loop.first_index, loop.last_index) != (best.first_index, best.last_index)]
         child = max(children, key=lambda loop: loop.time_share, default=None)
         if child is None or child.time_share < child_share * best.time_share:
             return best
