@@ -38,6 +38,25 @@ def test_missing_wave_files_are_a_partial_capture_everywhere(dispatch):
     assert "Incomplete capture" in html
 
 
+def test_no_wave_file_at_all_is_said_as_such_and_the_arch_note_names_the_candidates(dispatch):
+    """A capture published without its wave files (filenames.json lists them, none is there):
+    not 'results cover only the waves present' (there are none); an unknown arch names the
+    candidates the ISA leaves, not 'unknown (unknown)'."""
+    for path in dispatch.glob("se*_sm*_sl*_wv*.json"):
+        path.unlink()
+    doc = analyze_dispatch(dispatch, waves=True)
+    assert doc["arch"]["name"] is None and doc["arch"]["candidates"]
+    (warning,) = doc["capture_warnings"]
+    assert warning.startswith("no wave files: none of the") and "waves present" not in warning
+    summary, markdown, html = _plan(doc)
+    candidates = ", ".join(doc["arch"]["candidates"])
+    assert f"| Arch | unknown (candidates: {candidates}) |" in markdown
+    assert f"unknown (candidates: {candidates})" in html and "from unknown" not in html
+    notes = summary["kernels"][0]["dispatches"][0]["capture_quality"]
+    (arch_note,) = [n["note"] for n in notes if n["kind"] == "arch-uncertain"]
+    assert arch_note.startswith(f"architecture unknown (candidates: {candidates}): pass --arch")
+
+
 def test_truncated_capture_report_is_stated(dispatch, tmp_path):
     report = tmp_path / "decode.json"
     report.write_text(json.dumps({"truncated": True, "findings": [{"code": "buffer-full"}]}))

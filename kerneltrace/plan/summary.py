@@ -84,10 +84,18 @@ def capture_quality(doc: dict, findings: list) -> list[dict]:
                       "time gains carry the wider prior (docs/calibration.md)"})
     arch = doc.get("arch") or {}
     if not arch.get("name") or not arch.get("certain", True):
-        notes.append({"kind": "arch-uncertain", "note": f"architecture {arch.get('name') or 'unknown'}"
-                      f" ({arch.get('source')}): pass --arch or --agent-info for exact limits"})
+        notes.append({"kind": "arch-uncertain", "note": f"{arch_wording(arch)}: pass --arch or "
+                      "--agent-info for exact limits, the clock, the CU count and the HBM peak"})
     notes += [{"kind": "incomplete-capture", "note": w} for w in doc.get("capture_warnings") or []]
     return notes
+
+
+def arch_wording(arch: dict) -> str:
+    """'architecture gfx942 (uncertain, from isa)' or, without a name, the candidates left."""
+    if arch.get("name"):
+        return f"architecture {arch['name']} (uncertain, from {arch.get('source')})"
+    candidates = arch.get("candidates") or []
+    return "architecture unknown" + (f" (candidates: {', '.join(candidates)})" if candidates else "")
 
 
 def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = DEFAULT_TABLE) -> dict:
