@@ -55,6 +55,13 @@ def test_no_wave_file_at_all_is_said_as_such_and_the_arch_note_names_the_candida
     notes = summary["kernels"][0]["dispatches"][0]["capture_quality"]
     (arch_note,) = [n["note"] for n in notes if n["kind"] == "arch-uncertain"]
     assert arch_note.startswith(f"architecture unknown (candidates: {candidates}): pass --arch")
+    # --waves with no wave file: the document the pipeline writes without the flag (no zero-wave
+    # section that would read as wave-level evidence), so the plan says there are none
+    assert "waves" not in doc and doc["schema"] == "kerneltrace.hotspots/1"
+    assert doc == analyze_dispatch(dispatch)
+    assert "no-wave-files" in {n["kind"] for n in notes}
+    (dispatch / "filenames.json").unlink()  # nothing listed: the analyzer says it itself
+    assert any(w.startswith("--waves: no wave files") for w in analyze_dispatch(dispatch, waves=True)["warnings"])
 
 
 def test_truncated_capture_report_is_stated(dispatch, tmp_path):

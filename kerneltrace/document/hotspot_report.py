@@ -264,8 +264,16 @@ def run_analysis(
         "capture_warnings": _capture_warnings(directory, capture_report),
     }
     warnings.extend(document["capture_warnings"])
-    if waves:
-        document["waves"] = _waves(directory, table, structure)
+    wave_level = _waves(directory, table, structure) if waves else None
+    if wave_level is not None and not wave_level.get("waves"):
+        said = any(w.startswith("no wave files") for w in document["capture_warnings"])
+        # --waves on a dir without wave files: the same document as without the flag (what the
+        # pipeline writes for it), not a wave section of zeros that reads as wave-level evidence
+        if not said:
+            warnings.append("--waves: no wave files in the dispatch dir, so no wave-level analysis: "
+                            "loops, waits and gains come from code.json alone")
+    elif wave_level is not None:
+        document["waves"] = wave_level
         document["schema"] = SCHEMA_WITH_WAVES
     if not text_only:
         _add_plan_inputs(document, sources, structure)

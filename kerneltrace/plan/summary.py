@@ -98,6 +98,15 @@ def arch_wording(arch: dict) -> str:
     return "architecture unknown" + (f" (candidates: {', '.join(candidates)})" if candidates else "")
 
 
+def _traffic(hotspot_doc: dict, traffic: dict | None) -> dict | None:
+    """The structure's request traffic plus the GPU product whose HBM peak it is held against
+    (MI300X and MI325X are both gfx942 with different peaks: the plan says which one it used)."""
+    if not traffic:
+        return traffic
+    agent = (hotspot_doc.get("metadata") or {}).get("agent") or {}
+    return {**traffic, "peak_product": agent.get("product_name")}
+
+
 def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = DEFAULT_TABLE) -> dict:
     hotspot_doc = with_launch_judged(with_costs(hotspot_doc), thresholds.of(LaunchBoundThresholds))
     ctx = PlanContext(hotspot_doc, l2_doc, thresholds=thresholds)
@@ -124,7 +133,7 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = D
         "launch": ctx.structure.get("launch"),
         "trace_coverage": ctx.coverage.to_dict() if ctx.coverage else None,
         "occupancy_observed": observed_occupancy(hotspot_doc),
-        "traffic": ctx.structure.get("traffic"),
+        "traffic": _traffic(hotspot_doc, ctx.structure.get("traffic")),
         "bandwidth": _bandwidth(hotspot_doc, ctx.structure),
         "findings": [finding.to_dict() for finding in findings],
     }
