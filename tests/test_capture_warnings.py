@@ -98,3 +98,28 @@ def test_buffer_full_through_the_pipeline_reaches_summary_and_plan(tmp_path):
     assert "truncated capture" in (work / "reports" / "trunc" / "plan.md").read_text()
     hotspot = next((work / "results" / "trunc" / "hotspots").glob("*.json"))
     assert any("truncated capture" in w for w in json.loads(hotspot.read_text())["capture_warnings"])
+
+
+def test_the_arch_comes_from_the_device_assembly_a_save_temps_build_left_beside_the_capture(dispatch):
+    """No agent_info (a ThunderKittens build folder): the `.amdgcn_target` of the hipcc
+    --save-temps assembly that defines the traced kernel names the GPU; assembly of another
+    kernel, or two files naming different targets, decide nothing."""
+    import json
+
+    symbol = json.loads((dispatch / "code.json").read_text())["code"][0][0].lstrip("; ")
+    folder = dispatch.parent
+    other = folder / "other-hip-amdgcn-amd-amdhsa-gfx950.s"
+    other.write_text('\t.amdgcn_target "amdgcn-amd-amdhsa--gfx950"\nunrelated_kernel:\n')
+    assert analyze_dispatch(dispatch)["arch"]["name"] is None
+    mine = folder / "k-hip-amdgcn-amd-amdhsa-gfx942.s"
+    mine.write_text(f'\t.amdgcn_target "amdgcn-amd-amdhsa--gfx942"\n{symbol}:    ; @{symbol}\n\ts_endpgm\n')
+    arch = analyze_dispatch(dispatch)["arch"]
+    assert (arch["name"], arch["source"], arch["certain"]) == ("gfx942", "assembly", True)
+    assert arch["source_file"].endswith(mine.name)
+    assert analyze_dispatch(dispatch, arch="gfx950")["arch"]["name"] == "gfx950"  # --arch wins
+    from kerneltrace.render.timeline.export import export_timeline
+
+    timeline = export_timeline(dispatch, folder / "t.pftrace")  # the arch its clock falls back on
+    assert timeline.arch == "gfx942"
+    other.write_text(f'\t.amdgcn_target "amdgcn-amd-amdhsa--gfx950"\n{symbol}:\n')
+    assert analyze_dispatch(dispatch)["arch"]["name"] is None  # the two disagree
