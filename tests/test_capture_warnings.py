@@ -9,6 +9,7 @@ import pytest
 from pipeline_helpers import double_env, snakemake
 
 from kerneltrace.document.hotspot_report import analyze_dispatch
+from kerneltrace.model.assembly import assembly_target
 from kerneltrace.plan.summary import build_summary
 from kerneltrace.render.plan import render_html, render_markdown
 from kerneltrace.synth import spec as synth_spec
@@ -113,6 +114,8 @@ def test_the_arch_comes_from_the_device_assembly_a_save_temps_build_left_beside_
     assert analyze_dispatch(dispatch)["arch"]["name"] is None
     mine = folder / "k-hip-amdgcn-amd-amdhsa-gfx942.s"
     mine.write_text(f'\t.amdgcn_target "amdgcn-amd-amdhsa--gfx942"\n{symbol}:    ; @{symbol}\n\ts_endpgm\n')
+    assert assembly_target(dispatch, [symbol]) == ("gfx942", mine)
+    assert assembly_target(dispatch, ["another_kernel"]) is None
     arch = analyze_dispatch(dispatch)["arch"]
     assert (arch["name"], arch["source"], arch["certain"]) == ("gfx942", "assembly", True)
     assert arch["source_file"].endswith(mine.name)
