@@ -183,6 +183,11 @@ def test_no_source_mapping_fires_only_when_most_code_is_unmapped():
         f.rule for f in no_source_mapping(ctx_of(mfma_loop_with_load(), mapped_fraction=0.0))
     ] == ["SRC-no-source-mapping"]
     assert no_source_mapping(ctx_of(mfma_loop_with_load(), mapped_fraction=0.95)) == []
+    # none mapped reads as such, not 'Only 0% of instructions map'
+    (none,) = no_source_mapping(ctx_of(mfma_loop_with_load(), mapped_fraction=0.0))
+    (some,) = no_source_mapping(ctx_of(mfma_loop_with_load(), mapped_fraction=0.3))
+    assert none.title == "No instruction maps to a source line"
+    assert some.title == "Only 30% of instructions map to a source line"
 
 
 def _l2(**metrics) -> dict:
