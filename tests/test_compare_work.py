@@ -12,7 +12,10 @@ from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.synth import demo_gemm, write_dispatch_dir
 
 
-def test_more_work_per_wave_is_not_a_regression(tmp_path):
+def test_more_work_per_wave_without_the_launch_is_timed_per_unit_of_work(tmp_path):
+    """Without kernel_trace / agent_info the launch is unknown: the waves are compared per unit of
+    work (MFMAs: both sides run the same MFMA shape), at the waves in flight each side measured,
+    and the estimate says what it assumes (issue 21 point 8)."""
     before = analyze_dispatch(write_dispatch_dir(tmp_path / "b", demo_gemm(iterations=4)), waves=True)
     after = analyze_dispatch(write_dispatch_dir(tmp_path / "a", demo_gemm(iterations=28)), waves=True)
     for doc in (before, after):  # no kernel_trace / agent_info: the launch is unknown
@@ -20,12 +23,39 @@ def test_more_work_per_wave_is_not_a_regression(tmp_path):
     result = compare(before, after)
     work = result["work_per_wave"]
     assert work["ratio"] > 1.5 and work["comparable_per_wave"] is False
-    # without the launch there is no time change at all
-    assert result["verdict"] == "not-comparable"
-    assert result["estimated_time_change"]["value"] is None
+    assert work["unit"] == "MFMA instructions" and work["work_ratio"] == pytest.approx(7.0, rel=0.01)
+    estimate = result["estimated_time_change"]
+    assert estimate["basis"] == "work_unit"
+    parts = estimate["components"]
+    (life_b, life_a), (flight_b, flight_a) = parts["mean_wave_cycles"], parts["waves_in_flight"]
+    expected = ((life_a / work["work_per_wave_after"]) / (life_b / work["work_per_wave_before"])
+                * flight_b / flight_a - 1)
+    assert estimate["value"] == pytest.approx(expected, rel=1e-6)
+    assert "same problem" in estimate["why"] and any("launch unknown" in n for n in estimate["notes"])
+    assert result["verdict"] == ("improved" if estimate["high"] < 0 else
+                                 "regressed" if estimate["low"] > 0 else "neutral")
     units = {row["unit"] for row in work["per_unit_of_work"]}
     assert "latency cycles per executed instruction" in units
     assert "hot-loop cycles per iteration" in units
+
+
+def test_a_bigger_tile_is_different_work_though_hits_barely_move():
+    """A 128×128 → 256×128 tile doubles each wave's MFMAs while its hits grow ×1.4 (a real
+    ThunderKittens pair): the MFMA count, not the hits, says the waves do different work."""
+    from kerneltrace.compare.work import work_unit
+
+    def doc(mfmas: int, other: int) -> dict:
+        return {"totals": {"hits": mfmas + other}, "instructions": [
+            {"asm": "v_mfma_f32_16x16x16_bf16 v[0:3], v[4:5], v[6:7], v[0:3]", "hits": mfmas},
+            {"asm": "s_waitcnt vmcnt(0)", "hits": other}]}
+
+    small, big = doc(4096 * 8, 13894 * 8), doc(8192 * 8, 16929 * 8)
+    assert work_unit(small, big) == ("MFMA instructions", 4096 * 8, 8192 * 8)
+    work = work_per_wave(small, big, 8, 8)
+    assert work["ratio"] < 1.5 < work["work_ratio"] and work["comparable_per_wave"] is False
+    other_shape = doc(4096 * 8, 0)
+    other_shape["instructions"][0]["asm"] = "v_mfma_f32_32x32x8_f16 v[0:15], v[16:17], v[18:19], v[0:15]"
+    assert work_unit(small, other_shape)[0] == "executed instructions (hits)"
 
 
 def test_same_work_keeps_the_per_wave_verdict(tmp_path):

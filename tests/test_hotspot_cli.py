@@ -180,8 +180,15 @@ def test_arch_unknown_without_evidence(tmp_path):
 
 
 def test_waves_flag(tmp_path):
-    doc = analyze_dispatch(make_dispatch_dir(tmp_path), waves=True)
-    assert doc["schema"] == "kerneltrace.hotspots/2" and "waves" in doc
+    from kerneltrace.synth import spec as synth_spec
+    from kerneltrace.synth.writers import write_dispatch_dir
+
+    doc = analyze_dispatch(write_dispatch_dir(tmp_path / "w", synth_spec.demo_vec_add()), waves=True)
+    assert doc["schema"] == "kerneltrace.hotspots/2" and doc["waves"]["waves"] > 0
+    # no wave file in the dir: the document without the flag, and a warning saying why
+    bare = analyze_dispatch(make_dispatch_dir(tmp_path / "b"), waves=True)
+    assert bare["schema"] == "kerneltrace.hotspots/1" and "waves" not in bare
+    assert any(w.startswith("--waves: no wave files") for w in bare["warnings"])
 
 
 # --- bad inputs: exit 2, one stderr line naming file, problem and fix ---------------------------

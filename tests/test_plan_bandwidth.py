@@ -170,3 +170,39 @@ def test_arch_peak_is_the_one_its_products_share():
     gfx90a = {p.peak_hbm_gbps for p in PRODUCTS.values() if p.arch == "gfx90a"}
     assert len(gfx90a) > 1 and arch_peak_hbm_gbps("gfx90a") is None  # products differ
     assert arch_peak_hbm_gbps("gfx1100") is None  # no product listed
+
+
+def test_the_plan_names_the_peak_it_holds_the_requests_against_or_says_there_is_none():
+    """MI300X (5.3 TB/s) and MI325X (6 TB/s) are both gfx942: the launch section names the peak
+    and the product it belongs to; a product the table lacks gets the rate and no fraction; a
+    dispatch without a kernel-trace row still gets a Launch section saying the launch is unknown."""
+    from kerneltrace.analysis.structure import structure_of
+    from kerneltrace.arch.table import get_product
+    from kerneltrace.plan.summary import build_summary
+    from kerneltrace.render.plan import render_html, render_markdown
+
+    assert get_product("AMD Instinct MI325X").peak_hbm_gbps == 6000.0
+    assert arch_peak_hbm_gbps("gfx942") is None  # MI300X and MI325X differ: only the product tells
+    trace = {"grid_size": [1024 * 256, 1, 1], "workgroup_size": [256, 1, 1], "duration_ns": 1_000_000}
+
+    def plan(product: str | None, kernel_trace: dict | None) -> tuple[dict, str, str]:
+        doc = load_loop(400_000, kernel_trace=kernel_trace)
+        if product is None:
+            doc["metadata"]["agent"] = None
+        else:
+            doc["metadata"]["agent"]["product_name"] = product
+        doc["structure"] = structure_of(doc)
+        summary = build_summary([doc], [], run="r")
+        return summary, render_markdown(summary, [doc]), render_html(summary, [doc], [], {})
+
+    summary, markdown, html = plan("AMD Instinct MI325X", trace)
+    traffic = summary["kernels"][0]["dispatches"][0]["traffic"]
+    assert traffic["peak_gbps"] == 6000.0 and traffic["peak_product"] == "AMD Instinct MI325X"
+    assert "of the 6.0 TB/s HBM peak of the AMD Instinct MI325X" in markdown
+    assert "of the 6.0 TB/s HBM peak of the AMD Instinct MI325X" in html
+    summary, markdown, html = plan("AMD Instinct MI999", trace)
+    assert "no HBM peak to compare with: the GPU product (AMD Instinct MI999)" in markdown
+    assert "no HBM peak to compare with" in html and "HBM peak of the" not in markdown
+    summary, markdown, html = plan("AMD Instinct MI350X", None)
+    assert "### Launch\n\n- Not known: no kernel-trace row for this dispatch" in markdown
+    assert "<h3>Launch</h3>\n<ul><li>Not known: no kernel-trace row" in html

@@ -142,6 +142,14 @@ def test_p5_silent_without_artifact_lines():
     assert entry_line_artifact(ctx_of(mfma_loop_with_load())) == []
 
 
+def test_p5_silent_when_no_instruction_has_a_source_line():
+    """No line tables: 'work on the ranked user lines' has no line to point at; the capture-quality
+    note says it instead."""
+    program = [Ins(ins.asm, ins.type, "", ins.stall, ins.latency, hits=ins.hits) for ins in mfma_loop_with_load()]
+    assert [f.rule for f in entry_line_artifact(ctx_of(program, mapped_fraction=0.5))] == ["P5-entry-line-artifact"]
+    assert entry_line_artifact(ctx_of(program, mapped_fraction=0.0)) == []
+
+
 def _occupancy(waves: int, limiter: str | None) -> dict:
     return {
         "waves_per_simd": waves,
@@ -183,6 +191,11 @@ def test_no_source_mapping_fires_only_when_most_code_is_unmapped():
         f.rule for f in no_source_mapping(ctx_of(mfma_loop_with_load(), mapped_fraction=0.0))
     ] == ["SRC-no-source-mapping"]
     assert no_source_mapping(ctx_of(mfma_loop_with_load(), mapped_fraction=0.95)) == []
+    # none mapped reads as such, not 'Only 0% of instructions map'
+    (none,) = no_source_mapping(ctx_of(mfma_loop_with_load(), mapped_fraction=0.0))
+    (some,) = no_source_mapping(ctx_of(mfma_loop_with_load(), mapped_fraction=0.3))
+    assert none.title == "No instruction maps to a source line"
+    assert some.title == "Only 30% of instructions map to a source line"
 
 
 def _l2(**metrics) -> dict:

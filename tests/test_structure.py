@@ -85,6 +85,33 @@ def test_loop_without_iterations_is_not_hot():
     assert flow.once_per_wave_share == 1.0
 
 
+def test_hot_loop_descends_through_a_rotated_outer_loop():
+    """A persistent GEMM's tile loop (rows 2-8) overlaps a second, non-iterating loop (rows 4-9)
+    that the compiler's rotation makes the K loop's innermost parent: the hot loop is still the K
+    loop (rows 5-6) that holds the time, not the tile loop around it."""
+    spec = [
+        ("s_mov_b32 s20, 0", 2, 0),
+        ("v_add_f32_e32 v1, v2, v3", 6, 0),  # tile loop header: 3 tiles per wave
+        ("v_mul_f32_e32 v1, v2, v3", 6, 0),
+        ("s_waitcnt lgkmcnt(0)", 8, 0),  # rotated loop header: 1.33 runs per entry
+        ("v_mfma_f32_16x16x16_bf16 v[0:3], v[4:5], v[6:7], v[0:3]", 60, 50000),  # K loop
+        ("s_cbranch_scc1 0", 60, 0),
+        ("v_add_f32_e32 v8, v9, v4", 8, 0),
+        ("s_cbranch_scc1 0", 6, 0),
+        ("s_cbranch_execz 0", 2, 0),
+        ("s_endpgm", 2, 10),
+    ]
+    back_edge(spec, 6, 5)
+    back_edge(spec, 8, 2)
+    back_edge(spec, 9, 4)
+    flow = control_flow(rows(spec))
+    k_loop = next(loop for loop in flow.loops if loop.first_index == 5)
+    assert k_loop.parent == 4 and not next(loop for loop in flow.loops if loop.first_index == 4).iterates
+    hot = flow.hot_loop
+    assert (hot.first_index, hot.last_index) == (5, 6)
+    assert hot.iterations_per_wave == 30.0
+
+
 def test_wait_is_charged_to_the_reload_it_drains_and_states_the_split():
     spec = list(LOOP)
     back_edge(spec, 9, 4)

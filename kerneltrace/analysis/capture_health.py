@@ -28,7 +28,12 @@ def capture_warnings(report: Mapping[str, Any] | None, listed: set[str] | None, 
                             "kernel and late waves may be absent (raise att_buffer_size or trace fewer SEs)")
     if listed:
         missing = sorted(listed - set(present))
-        if missing:
+        if missing and len(missing) == len(listed):
+            warnings.append(f"no wave files: none of the {len(listed)} wave files listed in filenames.json "
+                            "is in the dispatch dir (e.g. " + ", ".join(missing[:3]) + "); code.json's "
+                            "totals cover every traced wave, but wave-level results (timelines, wave "
+                            "lifetimes, stragglers) are not available")
+        elif missing:
             warnings.append(f"partial capture: {len(missing)} of {len(listed)} wave files listed in "
                             f"filenames.json are missing (e.g. {', '.join(missing[:3])}); wave-level "
                             "results cover only the waves present")

@@ -187,11 +187,13 @@ def _hot(loops: Sequence[LoopFacts], child_share: float) -> LoopFacts | None:
     iterating = [loop for loop in loops if loop.iterates and loop.time_share > 0]
     best = max(iterating, key=lambda loop: loop.time_share, default=None)
     while best is not None:
-        # any iterating loop inside, not only direct children: a persistent kernel's tile loop
-        # may hold a non-iterating loop (entered once per tile) that holds the K loop
-        inner = [loop for loop in iterating if loop is not best and best.contains(loop.first_index)
-                 and loop.first_index > best.first_index and loop.last_index <= best.last_index]
-        child = max(inner, key=lambda loop: loop.time_share, default=None)
+        # every iterating loop inside it, not only its direct children: a rotated outer loop
+        # (a persistent GEMM's tile loop) can sit between the hot loop and its K loop as a
+        # second, non-iterating or overlapping loop that is the K loop's parent
+        children = [loop for loop in iterating if loop is not best
+                    and best.contains(loop.first_index) and best.contains(loop.last_index)
+                    and (loop.first_index, loop.last_index) != (best.first_index, best.last_index)]
+        child = max(children, key=lambda loop: loop.time_share, default=None)
         if child is None or child.time_share < child_share * best.time_share:
             return best
         best = child

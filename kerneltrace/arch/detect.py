@@ -1,4 +1,4 @@
-"""Resolve the GPU architecture: --arch → agent/kernel metadata → ISA evidence → unknown.
+"""Resolve the GPU architecture: --arch → agent/kernel metadata (or device assembly) → ISA evidence → unknown.
 
 ISA evidence narrows a candidate set (each clue says "only these targets have this"); the answer
 is certain only when exactly one target remains. Never a silent default. The evidence table and

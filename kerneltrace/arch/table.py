@@ -203,7 +203,8 @@ PRODUCTS: dict[str, ProductSpec] = {
         ProductSpec("MI250X", "gfx90a", 3200.0, 1700, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec"),
         ProductSpec("MI300X", "gfx942", 5300.0, 2100, False, "docs/pmc-counters.md §4; AMD product page (amd.com/en/products/accelerators/instinct/mi300/mi300x.html: 5.3 TB/s); clock: public spec"),
         ProductSpec("MI300A", "gfx942", 5300.0, 2100, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec"),
-        ProductSpec("MI325X", "gfx942", None, 2100, False, "peak not given by the sources"),
+        ProductSpec("MI325X", "gfx942", 6000.0, 2100, False, "AMD product page (amd.com/en/products/"
+                    "accelerators/instinct/mi300/mi325x.html: 6 TB/s HBM3E); clock: public spec"),
         ProductSpec("MI350X", "gfx950", 8000.0, 2200, False,
                     "docs/pmc-counters.md §4 (community reports); AMD product page (amd.com/en/products/"
                     "accelerators/instinct/mi350/mi350x.html: 8 TB/s HBM3E); clock: observed "

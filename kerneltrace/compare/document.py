@@ -111,7 +111,7 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
                                         waves_after=waves_after, identical_stream=identical,
                                         noise=th.time_noise, same_work=work["comparable_per_wave"],
                                         identical_capture=identical and _same_counts(before, after),
-                                        limits=limits)
+                                        limits=limits, work=work)
         verdict, reasons = _verdict(estimate, checks, th, notes)
         if not work["comparable_per_wave"] and estimate["value"] is None:
             # per-wave sums (and the stall checks on them) compare different work: no verdict
@@ -119,8 +119,10 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
         elif not work["comparable_per_wave"]:
             # the stall checks sum per wave: with different work per wave they say nothing
             reasons = [r for r in reasons if not r.startswith("stall check")]
-            notes.append(f"hits per wave differ ×{work['ratio']:g}: per-wave sums compare different "
-                         "work; the time change comes from the launch (estimated_time_change.launch)")
+            source = ("the launch (estimated_time_change.launch)" if estimate["basis"] == "launch_rounds"
+                      else f"the time per unit of work ({work.get('unit')})")
+            notes.append(f"{different_work(work)}: per-wave sums compare different work; the time "
+                         f"change comes from {source}")
     work["per_unit_of_work"] = per_unit_of_work(work, estimate.get("components") or {})
     if lines["status"] != "matched" and lines.get("reason"):
         notes.append(lines["reason"])

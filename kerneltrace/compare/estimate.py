@@ -173,6 +173,41 @@ def _choose(before: TimeSide, after: TimeSide, identical_stream: bool, same_work
             "neither wave lifetimes (wave files) nor code.json latency on both sides", notes)
 
 
+def by_work_unit(before: TimeSide, after: TimeSide, work: Mapping[str, Any]
+                 ) -> tuple[float | None, str, list[str]]:
+    """(relative time change or None, why, notes) per unit of work when the waves do different
+    work and the launch is unknown: for one problem, kernel time ∝ (time a wave takes per unit
+    of work) ÷ (waves in flight per CU), so a persistent GEMM doing 7 tiles per wave compares
+    with its one-tile original per MFMA, not per wave."""
+    unit = work.get("unit")
+    work_b, work_a = finite(work.get("work_per_wave_before")), finite(work.get("work_per_wave_after"))
+    if not unit or not work_b or not work_a:
+        return None, "no work per wave on both sides", []
+    if before.mean_duration and after.mean_duration:
+        time_b, time_a, what = before.mean_duration, after.mean_duration, "mean wave lifetime"
+    elif before.latency_per_wave and after.latency_per_wave:
+        time_b, time_a = before.latency_per_wave, after.latency_per_wave
+        what = "code.json latency per wave (no wave files on a side)"
+    else:
+        return None, "no wave lifetime or latency per wave on both sides", []
+    notes = []
+    value = (time_a / work_a) / (time_b / work_b)
+    flight_b, flight_a = before.waves_in_flight, after.waves_in_flight
+    if flight_b and flight_a:
+        value *= flight_b / flight_a
+        concurrency = (f" × waves in flight per CU {flight_b:.2f} → {flight_a:.2f} "
+                       "(kernel time ∝ 1 ÷ concurrency)")
+    else:
+        concurrency = ""
+        notes.append("waves in flight per CU unknown on a side (no wave files): taken as equal")
+    why = (f"the waves do different work ({unit} per wave {work_b:,.0f} → {work_a:,.0f}) and the "
+           f"launch is unknown, so time is compared per unit of work: {what} per "
+           f"{unit.split(' (')[0].rstrip('s')} {time_b / work_b:,.2f} → {time_a / work_a:,.2f} "
+           f"cycles{concurrency}; assumes both sides compute the same problem on equally busy "
+           "CUs (the same total work; an under-filled grid on either side breaks it)")
+    return value - 1.0, why, notes
+
+
 def unavailable(why: str, noise: float = NOISE_FLOOR) -> dict[str, Any]:
     """An ``estimated_time_change`` without a value (the pair cannot be timed from its traces)."""
     return {"value": None, "low": None, "high": None, "basis": "unavailable", "why": why,
@@ -183,13 +218,15 @@ def estimate_time_change(before: Mapping[str, Any], after: Mapping[str, Any], *,
                          waves_before: int | None, waves_after: int | None,
                          identical_stream: bool, noise: float = NOISE_FLOOR,
                          same_work: bool = True, identical_capture: bool = False,
-                         limits: CompareThresholds = DEFAULT_COMPARE) -> dict[str, Any]:
+                         limits: CompareThresholds = DEFAULT_COMPARE,
+                         work: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``estimated_time_change`` object of kerneltrace.compare/1 (docs/compare-json.md).
 
     ``same_work`` False (hits per wave differ: compare/work.py): the time change comes from the
     launch (compare/launch.py) or is unavailable. ``identical_capture``: the two documents hold
     the same instructions and counts, so the change is zero ("no change"). ``limits``: the
-    `compare` thresholds in use."""
+    `compare` thresholds in use. ``work``: the `work_per_wave` object, whose unit of work
+    compares waves doing different work when the launch is unknown."""
     side_b, side_a = time_side(before, waves_before), time_side(after, waves_after)
     launch = None
     if identical_capture:
@@ -199,10 +236,16 @@ def estimate_time_change(before: Mapping[str, Any], after: Mapping[str, Any], *,
         value, extra, why, launch = by_launch(before, after)
         basis, notes = "launch_rounds", []
         if value is None:
-            basis = "unavailable"
-            why = ("the waves do different work, so per-wave figures cannot be compared, and the "
-                   f"launch is unknown ({why}): compare the per-unit-of-work figures, or time "
-                   "both kernels end to end")
+            missing = why
+            value, why, notes = by_work_unit(side_b, side_a, work or {})
+            basis = "work_unit"
+            if value is None:
+                basis = "unavailable"
+                why = ("the waves do different work, so per-wave figures cannot be compared, and the "
+                       f"launch is unknown ({missing}; {why}): compare the per-unit-of-work "
+                       "figures, or time both kernels end to end")
+            else:
+                notes.append(f"launch unknown ({missing})")
     else:
         basis, value, extra, why, notes = _choose(side_b, side_a, identical_stream,
                                                   limits.same_work)

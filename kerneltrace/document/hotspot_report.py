@@ -58,13 +58,17 @@ def _metric(table: CodeTable, rows: list[CodeRow]) -> str:
 
 
 def _arch_section(
-    explicit: str | None, agents: list[AgentInfo], instructions: list[str], warnings: list[str]
+    explicit: str | None, agents: list[AgentInfo], instructions: list[str], warnings: list[str],
+    assembly_target: str | None = None,
 ) -> tuple[dict, object]:
     from kerneltrace.arch.detect import resolve_arch
     from kerneltrace.arch.table import get_arch
 
     # full instruction lines: some ISA clues are operand modifiers, not opcodes
-    resolution = resolve_arch(explicit, [agent.name for agent in agents], instructions)
+    if assembly_target is not None:
+        resolution = resolve_arch(None, [assembly_target], instructions, metadata_source="assembly")
+    else:
+        resolution = resolve_arch(explicit, [agent.name for agent in agents], instructions)
     warnings.extend(f"arch: {note}" for note in resolution.notes)
     spec = get_arch(resolution.name) if resolution.name else None
     section = {
@@ -235,7 +239,8 @@ def run_analysis(
         agent_info_csv=agent_info_csv and Path(agent_info_csv), kernel_filter=kernel,
     )
     warnings.extend(metadata.warnings)
-    arch_section, spec = _resolved_arch(arch, metadata, directory, rows, warnings)
+    arch_section, spec = _resolved_arch(arch, metadata, directory, rows, warnings,
+                                        [n for n in (group.symbol, group.name) if n])
     occupancy = _occupancy(spec, rows, metadata.trace.row, arch_section["candidates"])
 
     document: dict = {
@@ -264,8 +269,16 @@ def run_analysis(
         "capture_warnings": _capture_warnings(directory, capture_report),
     }
     warnings.extend(document["capture_warnings"])
-    if waves:
-        document["waves"] = _waves(directory, table, structure)
+    wave_level = _waves(directory, table, structure) if waves else None
+    if wave_level is not None and not wave_level.get("waves"):
+        said = any(w.startswith("no wave files") for w in document["capture_warnings"])
+        # --waves on a dir without wave files: the same document as without the flag (what the
+        # pipeline writes for it), not a wave section of zeros that reads as wave-level evidence
+        if not said:
+            warnings.append("--waves: no wave files in the dispatch dir, so no wave-level analysis: "
+                            "loops, waits and gains come from code.json alone")
+    elif wave_level is not None:
+        document["waves"] = wave_level
         document["schema"] = SCHEMA_WITH_WAVES
     if not text_only:
         _add_plan_inputs(document, sources, structure)
@@ -319,11 +332,22 @@ def _format_warnings(legacy: bool, pc_sampling: bool) -> list[str]:
 
 
 def _resolved_arch(arch: str | None, metadata: Metadata, directory: Path, rows: list[CodeRow],
-                   warnings: list[str]) -> tuple[dict, object]:
-    """The document's `arch` section and ArchSpec: --arch, the agent CSV, else the ISA evidence."""
+                   warnings: list[str], symbols: list[str]) -> tuple[dict, object]:
+    """The document's `arch` section and ArchSpec: --arch, the agent CSV, the bundle's device
+    assembly defining the kernel (`symbols`), else the ISA evidence."""
     agent_csv = metadata.agent_csv
-    arch_section, spec = _arch_section(arch, metadata.agents, list(dict.fromkeys(row.asm for row in rows)),
-                                       warnings)
+    instructions = list(dict.fromkeys(row.asm for row in rows))
+    assembly = None
+    if arch is None and not metadata.agents:
+        from kerneltrace.model.assembly import assembly_target
+
+        # no agent_info: the device assembly a --save-temps build left beside the capture
+        assembly = assembly_target(directory, symbols)
+    if assembly is not None:
+        arch_section, spec = _arch_section(None, [], instructions, warnings, assembly[0])
+        arch_section["source_file"] = source_label(assembly[1], directory)
+    else:
+        arch_section, spec = _arch_section(arch, metadata.agents, instructions, warnings)
     if agent_csv and arch_section["source"].startswith("agent_info"):
         # said in the report and the plan, so a user sees which GPU's CSV decided
         arch_section["source_file"] = source_label(agent_csv, directory)

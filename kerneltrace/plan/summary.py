@@ -87,10 +87,27 @@ def capture_quality(doc: dict, findings: list) -> list[dict]:
                       "then sits in the totals with the busy waves' work)"})
     arch = doc.get("arch") or {}
     if not arch.get("name") or not arch.get("certain", True):
-        notes.append({"kind": "arch-uncertain", "note": f"architecture {arch.get('name') or 'unknown'}"
-                      f" ({arch.get('source')}): pass --arch or --agent-info for exact limits"})
+        notes.append({"kind": "arch-uncertain", "note": f"{arch_wording(arch)}: pass --arch or "
+                      "--agent-info for exact limits, the clock, the CU count and the HBM peak"})
     notes += [{"kind": "incomplete-capture", "note": w} for w in doc.get("capture_warnings") or []]
     return notes
+
+
+def arch_wording(arch: dict) -> str:
+    """'architecture gfx942 (uncertain, from isa)' or, without a name, the candidates left."""
+    if arch.get("name"):
+        return f"architecture {arch['name']} (uncertain, from {arch.get('source')})"
+    candidates = arch.get("candidates") or []
+    return "architecture unknown" + (f" (candidates: {', '.join(candidates)})" if candidates else "")
+
+
+def _traffic(hotspot_doc: dict, traffic: dict | None) -> dict | None:
+    """The structure's request traffic plus the GPU product whose HBM peak it is held against
+    (MI300X and MI325X are both gfx942 with different peaks: the plan says which one it used)."""
+    if not traffic:
+        return traffic
+    agent = (hotspot_doc.get("metadata") or {}).get("agent") or {}
+    return {**traffic, "peak_product": agent.get("product_name")}
 
 
 def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = DEFAULT_TABLE) -> dict:
@@ -122,7 +139,7 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = D
         "launch": ctx.structure.get("launch"),
         "trace_coverage": ctx.coverage.to_dict() if ctx.coverage else None,
         "occupancy_observed": observed_occupancy(hotspot_doc),
-        "traffic": ctx.structure.get("traffic"),
+        "traffic": _traffic(whole, ctx.structure.get("traffic")),
         "bandwidth": _bandwidth(whole, ctx.structure),
         "findings": [finding.to_dict() for finding in findings],
     }

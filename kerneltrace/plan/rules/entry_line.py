@@ -31,12 +31,17 @@ def entry_line_artifact(ctx: PlanContext) -> list[Finding]:
     Gain: none; never ranked
     Fix: do not optimise this line; its waits are usually on loads the ranked lines issue"""
     min_share = ctx.thresholds.of(EntryLineThresholds).min_share
+    # no line tables at all: every instruction is "unmapped", there is no user line to point at,
+    # and the capture-quality note (SRC-no-source-mapping) already says so
+    unmapped_kernel = (ctx.hotspots.get("source_mapping") or {}).get("mapped_fraction") == 0
     findings = []
     for line in ctx.artifact_lines():
         share = line.get("share") or 0.0
         if share < min_share:
             continue
         kind = line["artifact"]
+        if unmapped_kernel and kind != "kernel-entry":
+            continue
         what = (
             "the kernel entry/decorator line"
             if kind == "kernel-entry"

@@ -307,7 +307,8 @@ def no_source_mapping(ctx: PlanContext) -> list[Finding]:
     return [
         ctx.finding(
             "SRC-no-source-mapping", 1 - mapped,
-            title=f"Only {mapped:.0%} of instructions map to a source line",
+            title=("No instruction maps to a source line" if mapped == 0
+                   else f"Only {mapped:.0%} of instructions map to a source line"),
             priority="LOW",
             ranked=False,  # a note about the capture (issue 21.2), never a change to rank
             estimated_gain=Gain(

@@ -398,7 +398,14 @@ def _arch_and_agents(dispatch_dir: Path, table: CodeTable, explicit: str | None)
     name = parse_dispatch_name(dispatch_dir)
     metadata = find_metadata(dispatch_dir, name.id, kernels)
     agents = gpu_agents(metadata.agents)
-    resolution = resolve_arch(explicit, [a.name for a in agents],
-                              list(dict.fromkeys(row.asm for row in table.rows)))
+    names, source = [a.name for a in agents], "agent_info"
+    if explicit is None and not names:
+        from kerneltrace.model.assembly import assembly_target
+
+        # as the hotspot document resolves it: a --save-temps build's device assembly
+        found = assembly_target(dispatch_dir, kernels)
+        names, source = ([found[0]], "assembly") if found else (names, source)
+    resolution = resolve_arch(explicit, names, list(dict.fromkeys(row.asm for row in table.rows)),
+                              metadata_source=source)
     kernel = table.kernels[0].name if table.kernels else None
     return resolution.name, [a.max_engine_clock_mhz for a in agents], kernel
