@@ -113,3 +113,25 @@ def test_index_row_carries_the_launch():
     assert row.kernels[0]["stalls"][0]["launch"] == "40 WG / 256 CUs, 91.2 µs (launch-bound)"
     html = render_index([row])
     assert "<th>launch</th>" in html and "40 WG / 256 CUs" in html
+
+
+def test_a_barrier_line_or_region_in_a_ping_pong_schedule_reads_as_the_partner_phase():
+    from types import SimpleNamespace
+
+    from kerneltrace.isa import classify as isa
+    from kerneltrace.plan.rules import DEFAULT_TABLE
+    from kerneltrace.plan.rules.kernel_wide import KernelWideThresholds, barrier_remedy
+    from kerneltrace.plan.rules.line_hotspot import LineThresholds, hideable_range
+
+    lines = DEFAULT_TABLE.of(LineThresholds)
+    plain = hideable_range(isa.BARRIER, lines)
+    ping_pong = SimpleNamespace(structure={"barriers": {"ping_pong": True}}, thresholds=DEFAULT_TABLE)
+    cause, fix, low, high = barrier_remedy(ping_pong, isa.BARRIER, plain)
+    assert (low, high) == DEFAULT_TABLE.of(KernelWideThresholds).ping_pong_hideable
+    assert "partner's load/LDS phase" in cause and "keep the barriers" in fix
+    assert "fewer barriers" not in fix
+    # no ping-pong, or not a barrier: the type's own remedy
+    alone = SimpleNamespace(structure={"barriers": {}}, thresholds=DEFAULT_TABLE)
+    assert barrier_remedy(alone, isa.BARRIER, plain) == plain
+    wait = hideable_range(isa.VMEM_WAIT, lines)
+    assert barrier_remedy(ping_pong, isa.VMEM_WAIT, wait) == wait

@@ -256,6 +256,25 @@ def barrier_dominated(ctx: PlanContext) -> list[Finding]:
     ]
 
 
+PING_PONG_BARRIER = (
+    "one wave group waits at the pairing barrier for its partner's load/LDS phase (a ping-pong "
+    "schedule)",
+    "shorten the partner's load/LDS phase (spread its global loads, split its LDS reads and "
+    "their waits); keep the barriers, they are the schedule",
+)
+
+
+def barrier_remedy(ctx: PlanContext, kind: str, remedy: tuple[str, str, float, float]
+                   ) -> tuple[str, str, float, float]:
+    """A line's or region's (cause, fix, hideable low, high) for its dominant stall type, with a
+    barrier in a ping-pong schedule read as BAR-ping-pong-phase reads it (its cause, fix and
+    hideable share): the same waits, never "fewer barriers"."""
+    if kind != BARRIER or not (ctx.structure.get("barriers") or {}).get("ping_pong"):
+        return remedy
+    low, high = ctx.thresholds.of(KernelWideThresholds).ping_pong_hideable
+    return (*PING_PONG_BARRIER, low, high)
+
+
 def ping_pong_phase(ctx: PlanContext, share: float, barriers: list[dict], structure: dict,
                     location: str | None) -> Finding:
     """BAR-ping-pong-phase: in a ping-pong schedule a loop barrier pairs the two wave groups; its

@@ -8,6 +8,7 @@ from kerneltrace.analysis.issue_mix import row_stall
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
+from kerneltrace.plan.rules.kernel_wide import barrier_remedy
 from kerneltrace.plan.spec import plan_rule
 from kerneltrace.plan.verdict import is_no_stall
 from kerneltrace.thresholds import heuristic
@@ -138,7 +139,7 @@ def top_line_hotspots(ctx: PlanContext, covered: set[str]) -> list[Finding]:
             share, kind = estimated_line(ctx.line_instructions(line), share, kind)
         if line["location"] in covered or share < limits.min_share:
             continue
-        cause, fix, low, high = hideable_range(kind, limits)
+        cause, fix, low, high = barrier_remedy(ctx, kind, hideable_range(kind, limits))
         # pcsampling documents carry stalled samples instead of stall cycles
         # pcsampling: stalled samples; no stall column (legacy): latency
         cost = lambda i: (i.get("stall_cycles") or 0, i.get("pc_stalled") or 0,  # noqa: E731

@@ -8,6 +8,7 @@ from kerneltrace.analysis.issue_mix import estimated_stall
 from kerneltrace.analysis.regions import split_regions
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
+from kerneltrace.plan.rules.kernel_wide import barrier_remedy
 from kerneltrace.plan.rules.line_hotspot import LineThresholds, hideable_range
 from kerneltrace.plan.spec import plan_rule
 from kerneltrace.plan.verdict import total_stall
@@ -84,7 +85,8 @@ def region_hotspots(ctx: PlanContext, *, force: bool = False) -> list[Finding]:
         cited = sorted((ctx.instructions[i] for i in region.instructions),
                        key=lambda ins: -int(ins.get(by) or 0))
         top_type = cited[0].get("type") or "other"
-        cause, fix, low, high = hideable_range(top_type, ctx.thresholds.of(LineThresholds))
+        cause, fix, low, high = barrier_remedy(
+            ctx, top_type, hideable_range(top_type, ctx.thresholds.of(LineThresholds)))
         location = f"<rows {region.first_index}-{region.last_index}>"
         findings.append(ctx.finding(
             "REGION-hotspot", share, cap="HIGH", location=location,
