@@ -135,7 +135,10 @@ def add_straggler_group(totals: StragglerTotals, group: Group, idle: np.ndarray)
     first[1:] = owner[positions[1:]] != owner[positions[:-1]]
     window_start = np.where(first, group.begin[owner[positions]], np.roll(release, 1))
     # window of every instruction: the next barrier position of the same wave
-    window = np.searchsorted(positions, np.arange(len(line)), side="left")
+    at = np.zeros(len(line), bool)
+    at[positions] = True
+    window = np.cumsum(at)  # barrier positions up to here ...
+    window -= at  # ... before here (a barrier belongs to its own window)
     inside = window < len(positions)
     inside[inside] &= owner[positions[window[inside]]] == owner[inside]
     inside &= ~barrier
@@ -144,8 +147,13 @@ def add_straggler_group(totals: StragglerTotals, group: Group, idle: np.ndarray)
                              minlength=len(positions)).astype(np.int64)
     keep = inside & (lost > 0)
     rows_count = int(line.max()) + 1
-    keys, inverse = np.unique(window[keep] * rows_count + line[keep], return_inverse=True)
-    sums = np.bincount(inverse, weights=lost[keep]).astype(np.int64) if len(keys) else keys
+    # (window, row) sums: one sort of the keys (ordered by window already), runs summed
+    keys = window[keep] * rows_count + line[keep]
+    by_key = np.argsort(keys, kind="stable")
+    keys = keys[by_key]
+    runs = np.flatnonzero(np.append(True, keys[1:] != keys[:-1])) if len(keys) else keys
+    sums = np.add.reduceat(lost[keep][by_key], runs) if len(keys) else keys
+    keys = keys[runs]
     events_of, rows_of = keys // rows_count, keys % rows_count
     order = np.lexsort((-sums, events_of))
     events_of, rows_of, sums = events_of[order], rows_of[order], sums[order]
