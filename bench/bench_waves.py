@@ -461,15 +461,15 @@ def main(argv: list[str] | None = None) -> int:
                         "outside the repository")
     parser.add_argument("--min-mb", type=float, default=10.0,
                         help="--large: least dispatch dir size on disk, MB (default 10)")
-    parser.add_argument("--match", default="",
-                        help="--large: only the captures whose path holds this text")
+    parser.add_argument("--match", nargs="+", default=[""],
+                        help="--large: only the captures whose path holds one of these texts")
     args = parser.parse_args(argv)
     CAPTURES, NAMED = args.captures, named(args.captures)
 
     if args.large:
         targets = {name: path for name, path in
                    large_captures(CAPTURES, args.extra_captures, args.min_mb).items()
-                   if args.match in str(path)}
+                   if any(text in str(path) for text in args.match)}
         if not args.floor_parts:
             large_section(targets, args.repeat)
             return 0
