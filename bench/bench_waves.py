@@ -389,23 +389,26 @@ def e2e_section(targets: dict[str, Path], repeat: int, gemm_mb: list[float],
             print(row, flush=True)
 
 
-def large_section(targets: dict[str, Path], repeat: int) -> None:
+def large_section(targets: dict[str, Path], repeat: int, baseline: Path | None = None) -> None:
     """The issue-24 table: every real capture of 10 MB or more, CLI against json.loads and the
     floor, interleaved (see end_to_end), with the targets' ratios and a summary line."""
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("\n| capture | files | wave MB | dir MB | CLI s | CLI CPU s | json.loads s | json.loads "
           "CPU s | floor s (parser) | CLI / json.loads | CLI / floor | json.loads / floor | "
-          "CLI CPU / json.loads CPU |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "CLI CPU / json.loads CPU |" + (" base CLI s | base CPU s | base / json.loads | CLI / base "
+                                          "(CPU) |" if baseline else ""))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+          + ("---:|---:|---:|---:|" if baseline else ""))
     ratios = []
     for name, directory in targets.items():
-        m = end_to_end(directory, repeat)
+        m = end_to_end(directory, repeat, baseline)
         ratios.append((m["cli_s"] / m["json_s"], m["cli_s"] / m["floor_s"], name))
         print(f"| {name} | {m['files']} | {m['mb']:.1f} | {m['dir_mb']:.1f} | {m['cli_s']:.3f} | "
               f"{m['cli_cpu_s']:.3f} | {m['json_s']:.3f} | {m['json_cpu_s']:.3f} | "
               f"{m['floor_s']:.3f} ({m['floor_by']}) | {ratios[-1][0]:.2f}x | {ratios[-1][1]:.1f}x | "
-              f"{m['json_s'] / m['floor_s']:.1f}x | {m['cli_cpu_s'] / m['json_cpu_s']:.2f}x |",
-              flush=True)
+              f"{m['json_s'] / m['floor_s']:.1f}x | {m['cli_cpu_s'] / m['json_cpu_s']:.2f}x |"
+              + (f" {m['base_s']:.3f} | {m['base_cpu_s']:.3f} | {m['base_s'] / m['json_s']:.2f}x | "
+                 f"{m['cli_cpu_s'] / m['base_cpu_s']:.2f}x |" if baseline else ""), flush=True)
     if ratios:
         worst_json, worst_floor = max(ratios), max(ratios, key=lambda r: r[1])
         met = sum(r[0] <= 0.3 and r[1] <= 5 for r in ratios)
@@ -471,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
                    large_captures(CAPTURES, args.extra_captures, args.min_mb).items()
                    if any(text in str(path) for text in args.match)}
         if not args.floor_parts:
-            large_section(targets, args.repeat)
+            large_section(targets, args.repeat, args.baseline_root)
             return 0
     else:
         targets = {name: path for name, path in NAMED.items() if path.is_dir()}
