@@ -259,6 +259,29 @@ def test_the_vectorised_summary_is_the_plain_loop(seed):
     assert found["wait_cycles"] == sum(e["wait_cycles"] for e in found["barriers"])
 
 
+def test_pairs_find_their_slot_across_blocks():
+    """_slots_of_pairs: a wide row range makes a block of 2 instances; every pair finds the slot
+    of its (instance, row) or -1, as a dictionary would."""
+    import random
+
+    import numpy as np
+
+    from kerneltrace.analysis.waves.stragglers import _slots_of_pairs
+
+    rng = random.Random(3)
+    span = 1 << 20
+    slots = sorted({(rng.randrange(9), rng.choice([0, 5, span - 1, rng.randrange(span)]))
+                    for _ in range(30)})
+    rng.shuffle(slots)
+    slots.sort(key=lambda slot: slot[0])  # by instance, rows in any order
+    pairs = sorted(((rng.randrange(9), rng.choice([r for _, r in slots] + [7])) for _ in range(200)),
+                   key=lambda pair: pair[0])
+    index = {slot: position for position, slot in enumerate(slots)}
+    found = _slots_of_pairs(np.array([i for i, _ in slots]), np.array([r for _, r in slots]),
+                            np.array([i for i, _ in pairs]), np.array([r for _, r in pairs]), span, 9)
+    assert found.tolist() == [index.get(pair, -1) for pair in pairs]
+
+
 def test_merged_parts_are_one_part():
     import numpy as np
 

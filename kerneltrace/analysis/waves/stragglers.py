@@ -244,6 +244,35 @@ def _most_frequent(groups: np.ndarray, values: np.ndarray) -> dict[int, tuple[in
         strict=True)}
 
 
+def _slots_of_pairs(slot_instance: np.ndarray, slot_rows: np.ndarray, pair_instance: np.ndarray,
+                    pair_rows: np.ndarray, span: int, instances: int) -> np.ndarray:
+    """For each (instance, row) pair, the slot of the same (instance, row), -1 for none.
+
+    Both are ordered by instance; rows are below `span`. A dense (instance, row) table per block
+    of instances (about 2M cells, reset cell by cell): no sort of the slots.
+    """
+    import numpy as np
+
+    found = np.full(len(pair_instance), -1, np.int64)
+    if not len(slot_instance) or not len(pair_instance):
+        return found
+    block = max(1, (1 << 21) // span)
+    table = np.full(min(block, instances) * span, -1, np.int64)
+    edges = np.arange(0, instances + block, block)
+    slot_bounds = np.searchsorted(slot_instance, edges).tolist()
+    pair_bounds = np.searchsorted(pair_instance, edges).tolist()
+    for index, low in enumerate(range(0, instances, block)):
+        s0, s1 = slot_bounds[index], slot_bounds[index + 1]
+        p0, p1 = pair_bounds[index], pair_bounds[index + 1]
+        if s1 == s0 or p1 == p0:
+            continue
+        cells = (slot_instance[s0:s1] - low) * span + slot_rows[s0:s1]
+        table[cells] = np.arange(s0, s1)
+        found[p0:p1] = table[(pair_instance[p0:p1] - low) * span + pair_rows[p0:p1]]
+        table[cells] = -1
+    return found
+
+
 def straggler_summary(totals: StragglerTotals,
                       untraced_factor: float = DEFAULT_STRUCTURE.untraced_factor) -> dict | None:
     """The `stragglers` object of `waves` (docs/waves-json.md), None when no barrier ran. An
@@ -318,16 +347,11 @@ def straggler_summary(totals: StragglerTotals,
                         top_count[others]) + np.arange(len(pair_slot))
     pair_rows = columns["top_rows"][pair_at]
     span = int(max(excess_rows.max(initial=0), pair_rows.max(initial=0))) + 1
-    excess_keys = excess_instance * span + excess_rows
-    sorted_keys = np.argsort(excess_keys)
-    pair_keys = pair_slot * span + pair_rows
-    found = np.minimum(np.searchsorted(excess_keys[sorted_keys], pair_keys), len(excess_keys) - 1)
-    if len(excess_keys):
-        hit = excess_keys[sorted_keys][found] == pair_keys
-        # ufunc.at applies the subtractions in order: each row's in the instance's wave order
-        np.subtract.at(excess, sorted_keys[found][hit],
-                       columns["top_sums"][pair_at][hit].astype(np.float64)
-                       * share[pair_slot[hit]])
+    found = _slots_of_pairs(excess_instance, excess_rows, pair_slot, pair_rows, span, len(which))
+    hit = found >= 0
+    # ufunc.at applies the subtractions in order: each row's in the instance's wave order
+    np.subtract.at(excess, found[hit],
+                   columns["top_sums"][pair_at][hit].astype(np.float64) * share[pair_slot[hit]])
     # each instance's positive excesses in row order, `work` (key -1) last
     flat_slot = np.concatenate((excess_instance, np.arange(len(which))))
     flat_key = np.concatenate((excess_rows, np.full(len(which), -1, np.int64)))
