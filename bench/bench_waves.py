@@ -17,8 +17,14 @@ page cache and the numpy import are not charged to the first contender:
     interpreter: start-up, imports, code.json, hotspots, waves, JSON written) against json.loads
     of the same wave files in this process, interleaved, best of --repeat each, on a large
     synthetic 32-wave gfx942 GEMM (--gemm-mb MB of wave files, one row per size) and the largest shared captures.
+  * --large: only the end-to-end table, on every real capture of --min-mb MB or more (dispatch
+    dir size on disk) among the shared ones and those under --extra-captures DIR... (captures
+    kept outside the repository), with the ratios the issue-24 target is stated in
+    (CLI / json.loads, CLI / floor) and a summary line; --floor-parts on the same set splits
+    each run into its parts.
 Usage: python bench/bench_waves.py [--repeat 3] [--scales 1 10] [--e2e] [--e2e-only]
        [--gemm-mb 35 100] [--baseline-root OTHER_CHECKOUT]
+       [--large [--min-mb 10] [--extra-captures DIR ...]] [--floor-parts]
 """
 
 from __future__ import annotations
@@ -50,6 +56,47 @@ def named(captures: Path) -> dict[str, Path]:
 
 
 NAMED = named(CAPTURES)
+
+def dir_bytes(directory: Path) -> int:
+    """Bytes of the regular files directly in `directory` (a capture's size on disk)."""
+    return sum(entry.stat().st_size for entry in os.scandir(directory) if entry.is_file())
+
+
+def dispatch_dirs(root: Path) -> list[Path]:
+    """The dispatch dirs (a code.json beside wave files) under `root`, sorted."""
+    from kerneltrace.readers.wavefile.reader import wave_files
+
+    return sorted(p.parent for p in root.rglob("code.json") if wave_files(p.parent))
+
+
+def large_captures(captures: Path, extra: list[Path], min_mb: float) -> dict[str, Path]:
+    """Every real capture of `min_mb` MB or more: the shared ones, then those under `extra`."""
+    found = {}
+    for root in [captures, *extra]:
+        if not root.is_dir():
+            continue
+        for directory in dispatch_dirs(root):
+            if dir_bytes(directory) >= min_mb * 1e6:
+                label = str(directory.relative_to(root))
+                found[label if len(label) <= 60 else "…" + label[-59:]] = directory
+    return found
+
+
+def fastest_parsers() -> dict[str, object]:
+    """Parsers for the floor, by name: pysimdjson (one reused parser, no Python object per
+    value) and orjson when importable (it builds the objects, like json.loads)."""
+    import simdjson
+
+    parser = simdjson.Parser()
+    found: dict[str, object] = {"simdjson": parser.parse}
+    try:
+        import orjson
+    except ImportError:
+        pass
+    else:
+        found["orjson"] = orjson.loads
+    return found
+
 
 def wave_bytes(directory: Path) -> int:
     from kerneltrace.readers.wavefile.reader import wave_files
@@ -194,15 +241,13 @@ def end_to_end(directory: Path, repeat: int, baseline: Path | None = None) -> di
             json.loads(path.read_bytes())
 
     # the floor: read + parse with the fastest parser available (pysimdjson, one reused parser;
-    # a parse without a Python object per value, as the fast path uses it)
-    import simdjson
+    # a parse without a Python object per value, as the fast path uses it; orjson if installed)
+    parsers = fastest_parsers()
 
-    parser = simdjson.Parser()
-
-    def floor() -> None:
+    def floor_of(parse) -> None:
         for path in paths:
             with open(path, "rb") as handle:
-                parser.parse(handle.read())
+                parse(handle.read())
 
     best: dict[str, float] = {}
 
@@ -231,23 +276,28 @@ def end_to_end(directory: Path, repeat: int, baseline: Path | None = None) -> di
                     keep(f"{name}_s", wall)
                     keep(f"{name}_cpu_s", (after.ru_utime - before.ru_utime)
                          + (after.ru_stime - before.ru_stime))
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             plain_json()
             if attempt:
                 keep("json_s", time.perf_counter() - start)
-            start = time.perf_counter()
-            floor()
-            if attempt:
-                keep("floor_s", time.perf_counter() - start)
-    return {"files": len(paths), "mb": size / 1e6, **best}
+                keep("json_cpu_s", time.process_time() - cpu)
+            for name, parse in parsers.items():
+                start = time.perf_counter()
+                floor_of(parse)
+                if attempt:
+                    keep(f"floor_{name}_s", time.perf_counter() - start)
+    best["floor_s"] = min(value for key, value in best.items() if key.startswith("floor_"))
+    best["floor_by"] = min((value, key[6:-2]) for key, value in best.items()
+                           if key.startswith("floor_") and key != "floor_s")[1]
+    return {"files": len(paths), "mb": size / 1e6, "dir_mb": dir_bytes(directory) / 1e6, **best}
 
 
 def floor_parts(directory: Path, repeat: int) -> dict:
     """What the --waves CLI's time is made of, each part the best of `repeat`, interleaved.
 
-    Fresh interpreters (wall): `python -c pass`, + `import numpy`, + the modules a --waves run
-    imports (hotspot path + wave analyses + pysimdjson), and the CLI itself. In this process
-    (CPU): read + simdjson parse per file (the floor), json.loads, our reader, analyze_waves
+    Fresh interpreters (wall, and the child's CPU as "(CPU)"): `python -c pass`, + `import
+    numpy`, + the modules a --waves run imports (hotspot path + wave analyses + pysimdjson), the
+    CLI without and with --waves. In this process (CPU): read + simdjson parse per file (the floor), json.loads, our reader, analyze_waves
     (reader + analyses, one process).
     """
     from kerneltrace.analysis.waves.analyze import analyze_waves
@@ -261,6 +311,8 @@ def floor_parts(directory: Path, repeat: int) -> dict:
                "kerneltrace.analysis.waves.analyze, kerneltrace.readers.wavefile.reader")
     fresh = {"python -c pass": ["-c", "pass"], "+ import numpy": ["-c", "import numpy"],
              "+ the --waves imports": ["-c", imports],
+             "CLI --json (no --waves)": [str(ROOT / "scripts" / "hotspot_analyzer.py"),
+                                         str(directory), "--json", os.devnull],
              "CLI --waves --json": [str(ROOT / "scripts" / "hotspot_analyzer.py"), str(directory),
                                     "--waves", "--json", os.devnull]}
     import simdjson
@@ -272,19 +324,38 @@ def floor_parts(directory: Path, repeat: int) -> dict:
             with open(path, "rb") as handle:
                 parser.parse(handle.read())
 
+    def each(parse) -> None:
+        # each document dropped before the next (as end_to_end does): kept all at once, their
+        # objects make the collector's passes grow with the capture (2-3x json.loads' time)
+        for path in paths:
+            parse(path.read_bytes())
+
     inside = {"read + simdjson parse (floor)": floor,
-              "read + json.loads": lambda: [json.loads(path.read_bytes()) for path in paths],
+              "analyze_waves, 2 processes (wall)": None,
+              **{f"read + {name}": (lambda parse=parse: each(parse))
+                 for name, parse in fastest_parsers().items() if name != "simdjson"},
+              "read + json.loads": lambda: each(json.loads),
               "our reader (iter_wave_files)": lambda: list(iter_wave_files(paths)),
               "analyze_waves (reader + analyses, 1 process)":
                   lambda: analyze_waves(directory, table, workers=1)}
     best = dict.fromkeys([*fresh, *inside], float("inf"))
     for attempt in range(repeat + 1):
         for name, argv in fresh.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             subprocess.run([sys.executable, *argv], check=True, capture_output=True, env=env)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if attempt:
                 best[name] = min(best[name], time.perf_counter() - start)
+                cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+                best[f"{name} (CPU)"] = min(best.get(f"{name} (CPU)", float("inf")), cpu)
         for name, run in inside.items():
+            if run is None:  # the CLI's mode: a forked child streams half the files
+                start = time.perf_counter()
+                analyze_waves(directory, table)
+                if attempt:
+                    best[name] = min(best[name], time.perf_counter() - start)
+                continue
             start = time.process_time()
             run()
             if attempt:
@@ -328,6 +399,35 @@ def e2e_section(targets: dict[str, Path], repeat: int, gemm_mb: list[float],
             print(row, flush=True)
 
 
+def large_section(targets: dict[str, Path], repeat: int, baseline: Path | None = None) -> None:
+    """The issue-24 table: every real capture of 10 MB or more, CLI against json.loads and the
+    floor, interleaved (see end_to_end), with the targets' ratios and a summary line."""
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("\n| capture | files | wave MB | dir MB | CLI s | CLI CPU s | json.loads s | json.loads "
+          "CPU s | floor s (parser) | CLI / json.loads | CLI / floor | json.loads / floor | "
+          "CLI CPU / json.loads CPU |" + (" base CLI s | base CPU s | base / json.loads | CLI / base "
+                                          "(CPU) |" if baseline else ""))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+          + ("---:|---:|---:|---:|" if baseline else ""))
+    ratios = []
+    for name, directory in targets.items():
+        m = end_to_end(directory, repeat, baseline)
+        ratios.append((m["cli_s"] / m["json_s"], m["cli_s"] / m["floor_s"], name))
+        print(f"| {name} | {m['files']} | {m['mb']:.1f} | {m['dir_mb']:.1f} | {m['cli_s']:.3f} | "
+              f"{m['cli_cpu_s']:.3f} | {m['json_s']:.3f} | {m['json_cpu_s']:.3f} | "
+              f"{m['floor_s']:.3f} ({m['floor_by']}) | {ratios[-1][0]:.2f}x | {ratios[-1][1]:.1f}x | "
+              f"{m['json_s'] / m['floor_s']:.1f}x | {m['cli_cpu_s'] / m['json_cpu_s']:.2f}x |"
+              + (f" {m['base_s']:.3f} | {m['base_cpu_s']:.3f} | {m['base_s'] / m['json_s']:.2f}x | "
+                 f"{m['cli_cpu_s'] / m['base_cpu_s']:.2f}x |" if baseline else ""), flush=True)
+    if ratios:
+        worst_json, worst_floor = max(ratios), max(ratios, key=lambda r: r[1])
+        met = sum(r[0] <= 0.3 and r[1] <= 5 for r in ratios)
+        print(f"\nworst CLI / json.loads {worst_json[0]:.2f}x ({worst_json[2]}); worst CLI / floor "
+              f"{worst_floor[1]:.1f}x ({worst_floor[2]}); target (<= 0.3x and <= 5x) met on "
+              f"{met} of {len(ratios)}")
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 def child_rss(directory: Path | None) -> float:
     """Peak RSS (MB) of a fresh process running analyze_waves (None: imports only)."""
     code = (f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
@@ -366,19 +466,39 @@ def main(argv: list[str] | None = None) -> int:
                         help="only: what the --waves time of each named capture is made of")
     parser.add_argument("--captures", type=Path, default=CAPTURES,
                         help=f"real captures (default {CAPTURES})")
+    parser.add_argument("--large", action="store_true",
+                        help="only the end-to-end table on every real capture of --min-mb MB "
+                        "or more (shared and --extra-captures)")
+    parser.add_argument("--extra-captures", type=Path, nargs="+", default=[],
+                        help="more real captures (searched for dispatch dirs), e.g. ones kept "
+                        "outside the repository")
+    parser.add_argument("--min-mb", type=float, default=10.0,
+                        help="--large: least dispatch dir size on disk, MB (default 10)")
+    parser.add_argument("--match", nargs="+", default=[""],
+                        help="--large: only the captures whose path holds one of these texts")
     args = parser.parse_args(argv)
     CAPTURES, NAMED = args.captures, named(args.captures)
 
-    targets = {name: path for name, path in NAMED.items() if path.is_dir()}
-    largest = largest_shared_dir()
-    if largest is not None:
-        targets[f"largest other: {largest.name}"] = largest
+    if args.large:
+        targets = {name: path for name, path in
+                   large_captures(CAPTURES, args.extra_captures, args.min_mb).items()
+                   if any(text in str(path) for text in args.match)}
+        if not args.floor_parts:
+            large_section(targets, args.repeat, args.baseline_root)
+            return 0
+    else:
+        targets = {name: path for name, path in NAMED.items() if path.is_dir()}
+        largest = largest_shared_dir()
+        if largest is not None:
+            targets[f"largest other: {largest.name}"] = largest
     if args.floor_parts:
         print(f"load average: {os.getloadavg()[0]:.1f}")
         for name, directory in targets.items():
             parts = floor_parts(directory, args.repeat)
             print(f"\n{name}: " + "; ".join(f"{part} {seconds * 1000:.0f} ms"
                                             for part, seconds in parts.items()))
+            print(f"  budget: 0.3x json.loads = {0.3 * parts['read + json.loads'] * 1000:.0f} ms, "
+                  f"5x the floor = {5 * parts['read + simdjson parse (floor)'] * 1000:.0f} ms")
         print(f"load average: {os.getloadavg()[0]:.1f}")
         return 0
     if args.e2e or args.e2e_only:

@@ -56,3 +56,21 @@ def test_non_hidden_cost_per_line(tmp_path):
     assert sum(line["cost_cycles"] for line in lines) <= peers["cost_cycles"]
     locations = {line["location"] for line in doc["source_lines"]}
     assert {line["location"] for line in lines} <= locations
+
+
+def test_percentiles_of_many_rows_are_each_rows_percentile():
+    """peer_summary's per-hit p50/p90 of every executed row (one pass over blocks of rows)
+    equal the one-row _percentile, ties and empty rows included."""
+    from kerneltrace.analysis.waves import peers
+
+    rng = np.random.default_rng(1)
+    histogram = np.zeros((5000, peers.BUCKETS), np.int64)
+    for row in range(5000):
+        if row % 6:
+            columns = rng.integers(0, peers.BUCKETS, size=int(rng.integers(1, 20)))
+            histogram[row, columns] = rng.integers(1, 1000, size=len(columns)) * 10 ** (row % 9)
+    histogram[7, -1] = 3
+    rows = list(range(5000))  # more than one block of 4096
+    for q in (0.0, 0.5, 0.9, 1.0):
+        assert peers._percentiles(histogram, rows, q) == [peers._percentile(histogram[r], q)
+                                                          for r in rows]

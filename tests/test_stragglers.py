@@ -16,6 +16,9 @@ from conftest import SHARED
 from kerneltrace.analysis.waves.stragglers import (
     StragglerTotals,
     _instances,
+    add_events,
+    events,
+    merge_stragglers,
     straggler_summary,
 )
 from kerneltrace.document.hotspot_report import analyze_dispatch
@@ -110,24 +113,187 @@ def _event(wave, row, arrival, release, window, lost, rows, cycles, simd=0, scop
     return (scope, row, arrival, release, wave, window, lost, rows, cycles, simd)
 
 
+def _totals(tuples: list[tuple]) -> StragglerTotals:
+    """StragglerTotals holding `tuples` (the _event form) as its event columns."""
+    import numpy as np
+
+    totals = StragglerTotals(barrier=None)
+    for event in tuples:
+        if event[4] not in totals.names:
+            totals.names.append(event[4])
+    column = {name: np.array(values, np.int64) for name, values in zip(
+        ("se", "cu", "row", "arrival", "release", "wave", "window", "lost", "simd", "top_count"),
+        zip(*[(e[0][0], e[0][1], e[1], e[2], e[3], totals.names.index(e[4]), e[5], e[6], e[9],
+               len(e[7])) for e in tuples], strict=True), strict=True)}
+    column["top_rows"] = np.array([r for e in tuples for r in e[7]], np.int64)
+    column["top_sums"] = np.array([c for e in tuples for c in e[8]], np.int64)
+    add_events(totals, column)
+    return totals
+
+
 def test_instances_split_by_release_and_wave():
+    import numpy as np
+
     events = [_event("a", 5, 100, 210, 90, 10, [], []), _event("b", 5, 200, 212, 190, 100, [], []),
               _event("a", 5, 300, 400, 80, 0, [], []), _event("b", 5, 380, 401, 170, 0, [], []),
               _event("c", 5, 380, 402, 170, 0, [], [], scope=(1, 1))]
-    sizes = sorted(len(i) for i in _instances(events))
-    assert sizes == [1, 2, 2]
+    order, starts = _instances(_totals(events).parts[0])
+    assert sorted(np.diff(np.append(starts, len(order))).tolist()) == [1, 2, 2]
 
 
 def test_wait_is_charged_to_the_stragglers_excess():
-    totals = StragglerTotals(barrier=None)
     # wave a arrives at 100 and waits 108 cycles; b arrives last at 200 (8 cycles) having lost
     # 100 cycles at row 7 more than a did
-    totals.events = [_event("a", 5, 100, 208, 90, 20, [7, 9], [10, 10]),
-                     _event("b", 5, 200, 208, 190, 120, [7, 9], [110, 10], simd=1)]
+    totals = _totals([_event("a", 5, 100, 208, 90, 20, [7, 9], [10, 10]),
+                      _event("b", 5, 200, 208, 190, 120, [7, 9], [110, 10], simd=1)])
     summary = straggler_summary(totals)
     (barrier,) = summary["barriers"]
     assert barrier["wait_cycles"] == 100 and barrier["last_simd"]["simd"] == 1
     assert barrier["charged"] == [{"index": 7, "cycles": 100}]
+
+
+def _reference_summary(tuples: list[tuple], untraced_factor: float) -> list[dict]:
+    """The module docstring's definition as a plain loop over events (the vectorised summary
+    must give exactly its figures, floats included)."""
+    by_key: dict[tuple, list[tuple]] = {}
+    for event in tuples:
+        by_key.setdefault((event[0], event[1]), []).append(event)
+    instances = []
+    for key_events in by_key.values():
+        key_events.sort(key=lambda e: e[3])
+        current: list[tuple] = []
+        for event in key_events:
+            if current and (event[3] - current[-1][3] > 16 or event[4] in {e[4] for e in current}):
+                instances.append(current)
+                current = []
+            current.append(event)
+        instances.append(current)
+    least_of_row: dict[int, list[int]] = {}
+    for instance in instances:
+        if len(instance) > 1:
+            least_of_row.setdefault(instance[0][1], []).append(min(e[3] - e[2] for e in instance))
+    usual = {row: sorted(values)[len(values) // 2] for row, values in least_of_row.items()}
+    rows: dict[int, dict] = {}
+    for instance in instances:
+        row = instance[0][1]
+        entry = rows.setdefault(row, {"index": row, "instances": 0, "single_wave": 0, "untraced": 0,
+                                      "stall_cycles": 0, "wait_cycles": 0,
+                                      "untraced_wait_cycles": 0, "unexplained_cycles": 0,
+                                      "charged": {}, "last_waves": {}, "last_simds": {}})
+        durations = [e[3] - e[2] for e in instance]
+        entry["stall_cycles"] += sum(durations)
+        entry["instances"] += 1
+        if len(instance) < 2:
+            entry["single_wave"] += 1
+            continue
+        least = min(durations)
+        wait = sum(d - least for d in durations)
+        if least > untraced_factor * max(usual.get(row, 1), 1):
+            entry["untraced"] += 1
+            entry["untraced_wait_cycles"] += sum(durations)
+            continue
+        straggler = instance[durations.index(least)]
+        entry["wait_cycles"] += wait
+        entry["last_waves"][straggler[4]] = entry["last_waves"].get(straggler[4], 0) + 1
+        entry["last_simds"][straggler[9]] = entry["last_simds"].get(straggler[9], 0) + 1
+        others = [e for e in instance if e is not straggler]
+        share = 1.0 / len(others)
+        excess = dict(zip(straggler[7], straggler[8], strict=True))
+        excess["work"] = straggler[5] - straggler[6]
+        for event in others:
+            excess["work"] -= (event[5] - event[6]) * share
+            for r, cycles in zip(event[7], event[8], strict=True):
+                if r in excess:
+                    excess[r] -= cycles * share
+        excess = {r: value for r, value in excess.items() if value > 0}
+        total = sum(excess.values())
+        if not total or not wait:
+            entry["unexplained_cycles"] += wait
+            continue
+        for key, cycles in excess.items():
+            entry["charged"][key] = entry["charged"].get(key, 0.0) + wait * cycles / total
+    out = []
+    for entry in sorted(rows.values(), key=lambda e: -e["wait_cycles"]):
+        charged = sorted(entry.pop("charged").items(), key=lambda kv: -kv[1])
+        last = sorted(entry.pop("last_waves").items(), key=lambda kv: -kv[1])
+        simds = sorted(entry.pop("last_simds").items(), key=lambda kv: -kv[1])
+        counted = max(sum(n for _, n in simds), 1)
+        entry["last_simd"] = ({"simd": simds[0][0], "share": round(simds[0][1] / counted, 4)}
+                              if simds else None)
+        entry["work_cycles"] = int(round(dict(charged).get("work", 0.0)))
+        rows_charged = [(key, cycles) for key, cycles in charged if key != "work"]
+        entry["charged"] = [{"index": key, "cycles": int(round(cycles))}
+                            for key, cycles in rows_charged[:64]]
+        entry["rest_cycles"] = int(round(sum(c for _, c in rows_charged[64:])))
+        entry["last_wave"] = ({"file": last[0][0], "times": last[0][1],
+                               "share": round(last[0][1] / max(sum(n for _, n in last), 1), 4)}
+                              if last else None)
+        out.append(entry)
+    return out
+
+
+def _random_events(seed: int) -> list[tuple]:
+    """Barrier events with ties, repeated waves, close and far releases, several CUs and rows."""
+    import random
+
+    rng = random.Random(seed)
+    tuples = []
+    for _ in range(rng.randrange(1, 400)):
+        arrival = rng.randrange(0, 5000)
+        rows = rng.sample(range(40), rng.randrange(0, 8))
+        tuples.append(_event(f"w{rng.randrange(12)}", rng.choice([3, 5, 11]), arrival,
+                             arrival + rng.choice([0, 4, 8, 8, 100, rng.randrange(500)]),
+                             rng.randrange(0, 3000), rng.randrange(0, 2000), rows,
+                             [rng.choice([1, 7, 10, rng.randrange(1, 999)]) for _ in rows],
+                             simd=rng.randrange(4), scope=(rng.randrange(2), rng.choice([-1, 2]))))
+    return tuples
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_vectorised_summary_is_the_plain_loop(seed):
+    tuples = _random_events(seed)
+    factor = [4.0, 1.5, 0.5, 3][seed % 4]  # an int factor too (a --thresholds file may give one)
+    found = straggler_summary(_totals(tuples), factor)
+    assert found["barriers"] == _reference_summary(tuples, factor)
+    assert found["events"] == len(tuples)
+    assert found["wait_cycles"] == sum(e["wait_cycles"] for e in found["barriers"])
+
+
+def test_pairs_find_their_slot_across_blocks():
+    """_slots_of_pairs: a wide row range makes a block of 2 instances; every pair finds the slot
+    of its (instance, row) or -1, as a dictionary would."""
+    import random
+
+    import numpy as np
+
+    from kerneltrace.analysis.waves.stragglers import _slots_of_pairs
+
+    rng = random.Random(3)
+    span = 1 << 20
+    slots = sorted({(rng.randrange(9), rng.choice([0, 5, span - 1, rng.randrange(span)]))
+                    for _ in range(30)})
+    rng.shuffle(slots)
+    slots.sort(key=lambda slot: slot[0])  # by instance, rows in any order
+    pairs = sorted(((rng.randrange(9), rng.choice([r for _, r in slots] + [7])) for _ in range(200)),
+                   key=lambda pair: pair[0])
+    index = {slot: position for position, slot in enumerate(slots)}
+    found = _slots_of_pairs(np.array([i for i, _ in slots]), np.array([r for _, r in slots]),
+                            np.array([i for i, _ in pairs]), np.array([r for _, r in pairs]), span, 9)
+    assert found.tolist() == [index.get(pair, -1) for pair in pairs]
+
+
+def test_merged_parts_are_one_part():
+    import numpy as np
+
+    # the two processes read disjoint files: wave names of the second part are its own
+    tuples = _random_events(7)
+    tuples = [e for e in tuples if e[4] < "w6"] + [e for e in tuples if e[4] >= "w6"]
+    cut = sum(e[4] < "w6" for e in tuples)
+    whole = straggler_summary(_totals(tuples), 4.0)
+    first, second = _totals(tuples[:cut]), _totals(tuples[cut:])
+    merge_stragglers(first, second)
+    assert straggler_summary(first, 4.0) == whole
+    assert np.array_equal(events(first)["top_sums"], events(_totals(tuples))["top_sums"])
 
 
 @pytest.mark.shared

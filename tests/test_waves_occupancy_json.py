@@ -21,6 +21,13 @@ DOCUMENTS = {
     "short rows": json.dumps({"0": [row[:5] for row in ROWS]}),
     "packed legacy": json.dumps({"0": [1, 2, 3]}),
     "non-digit key": json.dumps({"0": ROWS, "dispatch": 3}),
+    "rocprofv3 dispatches and version": json.dumps(
+        {"0": ROWS, "1": ROWS[:9], "dispatches": {"0": "0 / 0x0", "1": "kernel_1"},
+         "version": "3.0.0"}),
+    "only other keys": json.dumps({"dispatches": {"1": "k"}, "version": "3.0.0"}),
+    "SE after another key": json.dumps({"0": ROWS, "version": "3.0.0", "1": ROWS[:9]}),
+    "nested under another key": json.dumps({"0": ROWS, "dispatches": {"1": [ROWS[0]]}}),
+    "other key first": json.dumps({"version": "3.0.0", "0": ROWS}),
     "duplicate key": f'{{"0": {json.dumps(ROWS)}, "0": {json.dumps(ROWS[:5])}}}',
     "boolean": json.dumps({"0": ROWS[:-1] + [[1, True, 0, 0, 1, 1]]}),
     "beyond int64": json.dumps({"0": ROWS[:-1] + [[2**64, 1, 0, 0, 1, 1]]}),
@@ -39,7 +46,8 @@ def test_fast_path_matches_json_loads(name: str, tmp_path: Path, monkeypatch: py
         slow = occupancy.occupancy_summary(tmp_path, traced)
     assert fast == slow
     certified = occupancy._simd_document(tmp_path / "occupancy.json") is not None
-    assert certified == (name in ("regular", "pretty, wider rows", "empty object")), name
+    assert certified == (name in ("regular", "pretty, wider rows", "empty object", "non-digit key",
+                                  "rocprofv3 dispatches and version", "only other keys")), name
 
 
 def test_fast_path_used_on_regular_rows(tmp_path: Path) -> None:

@@ -102,15 +102,28 @@ class _Rows:
         self.rows = rows
 
 
+def _flat(simdjson: Any, value: Any) -> bool:
+    """True for a scalar, or an object or array whose values are all scalars."""
+    if isinstance(value, simdjson.Object):
+        value = list(value.as_dict().values())
+    elif isinstance(value, simdjson.Array):
+        value = value.as_list()
+    else:
+        return True
+    return not any(isinstance(item, (dict, list)) for item in value)
+
+
 def _simd_document(path: Path) -> dict[str, Any] | None:
     """occupancy.json by pysimdjson when every SE holds regular rows of >= 6 plain integers, else None.
 
     json.loads builds ~7 Python objects per event (moe_reduce: 1.2 MB, ~8 % of `--waves`); here
     each SE's events leave the parser as one int64 buffer. The shape is certified by the file's
     skeleton (digits and whitespace deleted, as in readers/wavefile/simd.py); anything else
-    (pysimdjson missing, negative or non-integer values, ragged rows, duplicated or non-digit
-    keys, an unreadable or invalid file) returns None and takes the json.loads path, which
-    alone words problems.
+    (pysimdjson missing, negative or non-integer values, ragged rows, duplicated keys, an SE key
+    after another key, nested values under another key, an unreadable or invalid file) returns
+    None and takes the json.loads path, which alone words problems. Other keys after the SEs
+    (rocprofv3 writes "dispatches" and "version"; the summary ignores them) are allowed when
+    they hold scalars or flat objects and arrays: the skeleton is then certified up to them.
     """
     import numpy as np
 
@@ -126,11 +139,16 @@ def _simd_document(path: Path) -> dict[str, Any] | None:
         if not isinstance(document, reader.module.Object):
             return None
         keys = list(document.keys())
-        if len(set(keys)) != len(keys) or not all(key.isascii() and key.isdigit() for key in keys):
+        digit = [key.isascii() and key.isdigit() for key in keys]
+        se_keys = digit.count(True)
+        # the SEs first, then other keys (rocprofv3's "dispatches" and "version", which the
+        # summary ignores) holding scalars or flat objects and arrays of them
+        if len(set(keys)) != len(keys) or any(digit[se_keys:]) or not all(
+                _flat(reader.module, document.get(key)) for key in keys[se_keys:]):
             return None
         found: dict[str, Any] = {}
         skeleton = [b"{"]
-        for key in keys:
+        for key in keys[:se_keys]:
             events = document.get(key)
             if not isinstance(events, reader.module.Array):
                 return None
@@ -142,8 +160,14 @@ def _simd_document(path: Path) -> dict[str, Any] | None:
             width = values.size // count
             skeleton += [b'"":', rows_skeleton(count, width), b","]
             found[key] = _Rows(values.reshape(count, width)[:, :6])
-        skeleton[-1:] = [b"}"] if keys else [b"{}"]
-        if data.translate(None, DIGITS_AND_WHITESPACE) != b"".join(skeleton):
+        skeleton[-1:] = [b"}"] if se_keys else [b"{}"]
+        expected = b"".join(skeleton)
+        translated = data.translate(None, DIGITS_AND_WHITESPACE)
+        if se_keys < len(keys):  # the SEs' part, then the next key's opening quote
+            expected = expected[:-1] + b',"' if se_keys else b'{"'
+            if not translated.startswith(expected):
+                return None
+        elif translated != expected:
             return None
         del document
         return found

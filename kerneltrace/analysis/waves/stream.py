@@ -195,6 +195,8 @@ def _accumulate_halves(halves: list[list[Path]], new_totals: Callable[[], WaveTo
     sender.close()
     try:
         first = stream(halves[0], new_totals(), mfma_by_line)
+        if first.peers is not None:  # while the child may still be streaming
+            reduce_peers(first.peers)
     except BaseException:  # do not leave the child blocked on a pipe nobody reads
         receiver.close()
         process.terminate()
@@ -213,7 +215,5 @@ def _accumulate_halves(halves: list[list[Path]], new_totals: Callable[[], WaveTo
             reduce_peers(second.peers)
     if _scopes(first) & _scopes(second):  # a SIMD on both sides: its unions need all its waves
         return None
-    if first.peers is not None:
-        reduce_peers(first.peers)
     merge_totals(first, second)
     return first
