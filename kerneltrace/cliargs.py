@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 from kerneltrace.errors import InputError
@@ -24,8 +23,8 @@ def number(option: str, *, minimum: float | None = None, maximum: float | None =
         try:
             value: float | int = int(text, 10) if integer else float(text)
         except ValueError:
-            value = math.nan
-        bad = not math.isfinite(value) or (
+            value = float("nan")
+        bad = value - value != 0 or (  # NaN or ±inf (inf - inf is NaN); an int is finite
             minimum is not None and (value <= minimum if exclusive_min else value < minimum)) or (
             maximum is not None and value > maximum)
         if bad:

@@ -68,7 +68,6 @@ COVERED_BY: dict[str, tuple[str, str]] = {
     "kerneltrace.readers.wavefile.json_fallback": ("test_wavefile.py",
                                                    "the fallback parser through reader (every layout)"),
     "kerneltrace.readers.wavefile.names": ("test_wavefile.py", "wave file names through reader"),
-    "kerneltrace.records": ("test_registers.py", "record classes of the start-up path modules"),
     "kerneltrace.render.timeline.chrome_json": ("test_timeline.py", "--format json of export_timeline.py"),
     "kerneltrace.render.timeline.counters": ("test_timeline.py", "counter tracks of exported traces"),
     "kerneltrace.render.timeline.tracks": ("test_timeline.py", "track layout of exported traces"),

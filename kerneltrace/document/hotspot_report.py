@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from kerneltrace.analysis.hotspots import (
 from kerneltrace.errors import InputError
 from kerneltrace.model.metadata import Metadata, find_metadata, source_label
 from kerneltrace.model.naming import parse_dispatch_name
+from kerneltrace.namematch import names_matching
 from kerneltrace.readers.codejson import (
     PC_SAMPLING_REASONS,
     CodeFormat,
@@ -409,7 +409,7 @@ def _capture_warnings(directory: Path, capture_report: Path | None) -> list[str]
     from kerneltrace.readers.wavefile.names import WAVE_FILE_GLOB
 
     try:  # the names Path.glob would give, without its per-name Path objects (~15 µs a file)
-        present = fnmatch.filter(os.listdir(directory), WAVE_FILE_GLOB)
+        present = names_matching(os.listdir(directory), WAVE_FILE_GLOB)
     except OSError:
         present = []
     found = capture_warnings(report if isinstance(report, dict) else None, listed, present, listed_problem)

@@ -21,16 +21,16 @@ the kernel_trace CSV's prefix first.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import functools
 import os
 import stat
-import threading
+from _thread import _local  # threading.local itself: `import threading` costs ≈ 0.7 ms a CLI run
 from operator import attrgetter
 from pathlib import Path
 
 from kerneltrace.errors import InputError
 from kerneltrace.model.naming import DISPATCH_RE
+from kerneltrace.namematch import name_matches
 from kerneltrace.readers.csvs import (
     AgentInfo,
     KernelTraceFile,
@@ -77,7 +77,7 @@ def _is_system(path: Path, resolve: bool = False) -> bool:
 
 
 _NAME = attrgetter("name")
-_scope = threading.local()  # the folder listings of one search (find_metadata, find_csv_files)
+_scope = _local()  # the folder listings of one search (find_metadata, find_csv_files)
 
 
 @contextlib.contextmanager
@@ -147,12 +147,12 @@ def _files(folder: Path, patterns: tuple[str, ...], owner: int | None = None) ->
         head, _, tail = pattern.rpartition("/")
         if head:
             places = [folder / entry.name for entry in entries
-                      if _is_dir(entry) and fnmatch.fnmatchcase(entry.name, head)]
+                      if _is_dir(entry) and name_matches(entry.name, head)]
             found.extend(sorted(path for place in places for path in _files(place, (tail,), owner)))
             continue
         tail_text = pattern.rsplit("*", 1)[-1]  # the literal end (".csv"): a cheap first filter
         found.extend(folder / entry.name for entry in _ending(folder, entries, tail_text)
-                     if fnmatch.fnmatchcase(entry.name, pattern) and _owned_file(entry, owner))
+                     if name_matches(entry.name, pattern) and _owned_file(entry, owner))
     return found
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import math
 from operator import itemgetter
 from pathlib import Path
 
@@ -138,7 +137,7 @@ def _int(value: str | None) -> int | None:
             number = float(value)
         except ValueError:
             return None
-        return int(number) if math.isfinite(number) else None
+        return int(number) if number - number == 0 else None  # finite (inf - inf and NaN are NaN); no math import
 
 
 def _size(value: str | None) -> int | None:
