@@ -30,13 +30,36 @@ class Clue:
     pattern: str  # compiled on first use (re's cache): most runs take the arch from agent_info
     targets: frozenset[str]
     on_line: bool = False  # match the whole instruction line (modifiers), not just the opcode
+    prefix: str = ""  # what every text the pattern matches starts with (see _literal_prefix)
 
     def search(self, text: str) -> bool:
         return re.search(self.pattern, text) is not None
 
 
+_PATTERN_SYNTAX = frozenset("\\.^$*+?{}[]|()")
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The literal text right after a leading `^` up to the first pattern character ("" when the
+    pattern is not anchored or branches at its top level): a text the pattern matches from its start
+    begins with it, so opcodes without it need no search (nor the pattern a compile)."""
+    if not pattern.startswith("^"):
+        return ""
+    depth = 0
+    for char in pattern:
+        depth += (char == "(") - (char == ")")
+        if char == "|" and depth == 0:
+            return ""
+    end = 1
+    while end < len(pattern) and pattern[end] not in _PATTERN_SYNTAX:
+        end += 1
+    if end < len(pattern) and pattern[end] in "*?{+":
+        end -= 1  # a quantified last character may be absent (or repeated)
+    return pattern[1:end]
+
+
 def _clue(label: str, pattern: str, targets: Iterable[str], on_line: bool = False) -> Clue:
-    return Clue(label, pattern, frozenset(targets), on_line)
+    return Clue(label, pattern, frozenset(targets), on_line, _literal_prefix(pattern))
 
 
 CLUES: tuple[Clue, ...] = (
@@ -139,7 +162,7 @@ def isa_evidence(instructions: Iterable[str]) -> tuple[frozenset[str], tuple[str
                 if clue.label not in hit and clue.search(lowered):
                     hit[clue.label] = clue
     for clue in CLUES:
-        if not clue.on_line and any(clue.search(op) for op in opcodes):
+        if not clue.on_line and any(clue.search(op) for op in opcodes if op.startswith(clue.prefix)):
             hit[clue.label] = clue
     remaining = set(ALL_TARGETS)
     for clue in hit.values():

@@ -82,7 +82,8 @@ def _scan(asms: Iterable[str]) -> RegisterUsage | None:
         return None
     text = _COMMENT.sub("", "\n".join(lines)).lower()
     highest = {"v": -1, "a": -1, "s": -1}
-    for kind, single, _first, last in _REGISTER.findall(text):
+    # each distinct token once (a kernel names a few hundred registers thousands of times)
+    for kind, single, _first, last in set(_REGISTER.findall(text)):
         key = "a" if kind == "acc" else kind
         index = int(single or last)
         if index > highest[key]:
