@@ -19,7 +19,13 @@ from kerneltrace.analysis.hotspots import (
     user_lines,
 )
 from kerneltrace.errors import InputError
-from kerneltrace.model.metadata import Metadata, find_metadata, source_label
+from kerneltrace.model.metadata import (
+    Metadata,
+    find_metadata,
+    listed_names,
+    one_search,
+    source_label,
+)
 from kerneltrace.model.naming import parse_dispatch_name
 from kerneltrace.namematch import names_matching
 from kerneltrace.readers.codejson import (
@@ -229,11 +235,13 @@ def run_analysis(
     warnings.extend(_format_warnings(legacy, pc_sampling))
 
     name = parse_dispatch_name(directory)
-    metadata = find_metadata(
-        directory, name.id, [n for n in (group.symbol, group.name) if n],
-        kernel_trace_csv=kernel_trace_csv and Path(kernel_trace_csv),
-        agent_info_csv=agent_info_csv and Path(agent_info_csv), kernel_filter=kernel,
-    )
+    with one_search():  # the dispatch dir listed once: the bundle search and the wave-file names
+        metadata = find_metadata(
+            directory, name.id, [n for n in (group.symbol, group.name) if n],
+            kernel_trace_csv=kernel_trace_csv and Path(kernel_trace_csv),
+            agent_info_csv=agent_info_csv and Path(agent_info_csv), kernel_filter=kernel,
+        )
+        capture_warnings = _capture_warnings(directory, capture_report)
     warnings.extend(metadata.warnings)
     arch_section, spec = _resolved_arch(arch, metadata, directory, rows, warnings)
     occupancy = _occupancy(spec, rows, metadata.trace.row, arch_section["candidates"])
@@ -261,7 +269,7 @@ def run_analysis(
             "hint": SOURCE_MAPPING_HINT if analysis.mapped_fraction == 0 else None,
         },
         "warnings": warnings,
-        "capture_warnings": _capture_warnings(directory, capture_report),
+        "capture_warnings": capture_warnings,
     }
     warnings.extend(document["capture_warnings"])
     if waves:
@@ -409,7 +417,7 @@ def _capture_warnings(directory: Path, capture_report: Path | None) -> list[str]
     from kerneltrace.readers.wavefile.names import WAVE_FILE_GLOB
 
     try:  # the names Path.glob would give, without its per-name Path objects (~15 µs a file)
-        present = names_matching(os.listdir(directory), WAVE_FILE_GLOB)
+        present = names_matching(listed_names(directory), WAVE_FILE_GLOB)
     except OSError:
         present = []
     found = capture_warnings(report if isinstance(report, dict) else None, listed, present, listed_problem)

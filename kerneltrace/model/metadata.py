@@ -114,6 +114,22 @@ def _one_search() -> Iterator[None]:
             _scope.listings = None
 
 
+def one_search() -> contextlib.AbstractContextManager[None]:
+    """A block in which every folder is listed once, by the bundle search and by ``listed_names``
+    (the hotspot document lists the dispatch dir for its wave files too: thousands of names)."""
+    return _one_search()
+
+
+def listed_names(folder: Path) -> list[str]:
+    """The names in ``folder`` in the order the system lists them (the search's listing when one
+    is open); an OSError when it cannot be listed, as os.listdir."""
+    listings = getattr(_scope, "listings", None)
+    entries = None if listings is None else listings.get(os.path.abspath(folder))
+    if not entries:  # not listed yet, or nothing listed (an unreadable folder: os.listdir says why)
+        return os.listdir(folder)
+    return [entry.name for entry in entries]
+
+
 def _entries(folder: Path) -> list[os.DirEntry]:
     """The folder's entries in the order the system lists them (callers that return entries sort
     what they keep: a dispatch dir holds thousands of wave files); [] when it cannot be listed
