@@ -120,6 +120,7 @@ CLUES: tuple[Clue, ...] = (
 
 _MEMORY_PREFIXES = ("buffer_", "global_", "flat_", "scratch_")
 _MODIFIER_WORDS = r"\b(sc0|sc1|nt|glc|slc)\b"
+_MODIFIERS = ("sc0", "sc1", "nt", "glc", "slc")  # one is in the lower-cased ASCII text of any match
 
 
 @record(frozen=True)
@@ -156,8 +157,12 @@ def isa_evidence(instructions: Iterable[str]) -> tuple[frozenset[str], tuple[str
         op = line.split(None, 1)[0].lower()
         opcodes.add(op)
         # Modifier clues only concern memory instructions that carry a cache-policy word.
-        if op.startswith(_MEMORY_PREFIXES) and re.search(_MODIFIER_WORDS, line, re.IGNORECASE):
-            lowered = line.lower()
+        if not op.startswith(_MEMORY_PREFIXES):
+            continue
+        lowered = line.lower()
+        # (re.IGNORECASE also folds a few non-ASCII letters onto s, c, t, l: those lines take the search)
+        if ((not lowered.isascii() or any(word in lowered for word in _MODIFIERS))
+                and re.search(_MODIFIER_WORDS, line, re.IGNORECASE)):
             for clue in line_clues:
                 if clue.label not in hit and clue.search(lowered):
                     hit[clue.label] = clue
