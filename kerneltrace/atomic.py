@@ -31,6 +31,7 @@ import sys
 from _thread import _local  # threading.local itself: `import threading` costs ≈ 0.7 ms a CLI run
 from pathlib import Path
 
+from kerneltrace import records
 from kerneltrace.errors import InputError
 
 # typing.TYPE_CHECKING without importing typing: the CLI start-up path imports this module
@@ -256,6 +257,9 @@ def streaming(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     except BaseException:
         _unlink(tmp)
         raise
+
+
+records.cache_writer = write_bytes  # the records' compiled-__init__ cache is written by this writer too
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> Path:

@@ -11,10 +11,10 @@ start-up path keep using dataclasses (docs/architecture.md, "Heavy imports").
 Compiling a generated `__init__` costs ≈ 10 µs a field (≈ 4 ms for the CLI's classes, a tenth of
 its own start-up); unmarshalling it ≈ 3 µs a class. So the compiled code is kept the way Python
 keeps a module's: in `__pycache__` beside this file (one marshalled {source: code} file per
-interpreter cache tag), read once per process, written when a class compiled anew (at exit,
-atomically by rename; never when `sys.dont_write_bytecode` is set, as for `.pyc` files). A key is
-the exact generated source, so a changed class never meets stale code; a file that cannot be read
-or holds anything else is ignored.
+interpreter cache tag), read once per process, written when a class compiled anew (at exit, by
+kerneltrace.atomic's writer; never when `sys.dont_write_bytecode` is set, as for `.pyc` files).
+A key is the exact generated source, so a changed class never meets stale code; a file that
+cannot be read or holds anything else is ignored.
 """
 
 from __future__ import annotations
@@ -28,6 +28,10 @@ _CACHE_LIMIT = 512  # entries kept; beyond it only the ones this process used ar
 _cache: dict[str, object] | None = None  # generated source -> code, once loaded
 _used: set[str] = set()
 _compiled_anew = False
+# The project's one file writer (kerneltrace.atomic.write_bytes: staged, renamed into place). It
+# imports this module (through kerneltrace.errors), so it registers itself here rather than being
+# imported; a process that never loaded it writes no cache.
+cache_writer = None
 
 
 def cache_path() -> str | None:
@@ -58,18 +62,14 @@ def _save_cache() -> None:
     path = cache_path()
     if path is None or _cache is None or sys.dont_write_bytecode:
         return
+    if cache_writer is None:
+        return
     kept = _cache if len(_cache) <= _CACHE_LIMIT else {key: _cache[key] for key in _used}
-    staged = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(staged, "wb") as file:
-            file.write(marshal.dumps(kept))
-        os.replace(staged, path)
-    except (OSError, ValueError):
-        try:
-            os.unlink(staged)
-        except OSError:
-            pass
+        cache_writer(path, marshal.dumps(kept))
+    except Exception:  # a cache is never a reason for a run to fail
+        pass
 
 
 def _compiled(source: str) -> object:

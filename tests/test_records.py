@@ -52,6 +52,7 @@ def _run(code: str, cache: Path, write: bool) -> subprocess.CompletedProcess:
     if not write:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     prologue = (f"import kerneltrace.records as r; r.cache_path = lambda: {str(cache)!r}\n"
+                "import kerneltrace.atomic\n"
                 "from kerneltrace.records import record\n"
                 "@record\nclass Point:\n    x: int\n    y: int = 2\n")
     return subprocess.run([sys.executable, "-c", prologue + code], capture_output=True, text=True, cwd=ROOT,
@@ -64,9 +65,8 @@ def test_compiled_inits_are_cached_like_bytecode_and_reused(tmp_path: Path):
     assert not cache.exists()  # PYTHONDONTWRITEBYTECODE: no cache written, as for .pyc files
     assert _run("print(Point(1))", cache, write=True).stdout == "Point(x=1, y=2)\n"
     stored = marshal.loads(cache.read_bytes())
-    assert len(stored) == 1 and "def __init__(self, x, y=_default_y)" in next(iter(stored))
+    (key,) = [source for source in stored if source.startswith("def __init__(self, x, y=_default_y)")]
     # a second run reads the code (the stored one is used: a marked copy shows it) and writes nothing
-    key = next(iter(stored))
     stored[key] = compile(key.replace("self.y = y", "self.y = y * 10"), "<record __init__>", "exec")
     cache.write_bytes(marshal.dumps(stored))
     before = cache.stat().st_mtime_ns
@@ -81,6 +81,18 @@ def test_an_unreadable_or_foreign_cache_is_ignored_and_replaced(tmp_path: Path, 
     assert _run("print(Point(5))", cache, write=True).stdout == "Point(x=5, y=2)\n"
     stored = marshal.loads(cache.read_bytes())
     assert isinstance(stored, dict) and any("self.x = x" in key for key in stored)
+
+
+def test_no_cache_is_written_without_the_projects_writer(tmp_path: Path):
+    """kerneltrace.atomic registers the writer; a process that never imported it writes nothing."""
+    cache = tmp_path / "inits.marshal"
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    code = (f"import sys, kerneltrace.records as r; r.cache_path = lambda: {str(cache)!r}\n"
+            "@r.record\nclass Point:\n    x: int\n"
+            "print(Point(1), 'kerneltrace.atomic' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
+                          check=True)
+    assert done.stdout == "Point(x=1) False\n" and not cache.exists()
 
 
 def test_the_cache_file_sits_in_pycache_beside_the_module():
