@@ -47,7 +47,6 @@ COVERED_BY: dict[str, tuple[str, str]] = {
     "kerneltrace.analysis.waves.rows": ("test_waves_analysis.py", "row references in the waves object"),
     "kerneltrace.analysis.waves.states": ("test_waves_analysis.py", "states, per_wave and timing fields"),
     "kerneltrace.arch": ("test_arch.py", "package docstring only"),
-    "kerneltrace.cliargs": ("test_finite_values.py", "NaN/inf/out-of-range numbers on the scripts"),
     "kerneltrace.compare": ("test_compare.py", "package docstring only"),
     "kerneltrace.compare.launch": ("test_compare.py", "launch-based kernel time in compare documents"),
     "kerneltrace.compare.lines": ("test_compare.py", "line-level side of compare documents"),
