@@ -13,7 +13,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import argparse
 
 from kerneltrace import atomic
-from kerneltrace.cliargs import json_object, number
+from kerneltrace.cliargs import LazyWidthHelpFormatter, json_object, number
 from kerneltrace.errors import InputError, run_cli
 from kerneltrace.safetext import one_line
 
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description="Rank stall hotspots (source lines and instructions) of one decoded rocprofv3 ATT "
         "dispatch directory; report occupancy and the architecture.",
+        formatter_class=LazyWidthHelpFormatter,  # shutil only when help or usage is printed
     )
     parser.add_argument("dispatch_dir", metavar="DISPATCH_DIR", help="ui_output_agent_<h>_dispatch_<d> directory (or legacy *_ui)")
     parser.add_argument("--topk", type=number("--topk", minimum=1, integer=True), default=15, help="rows in the source-line and instruction tables (default 15)")

@@ -192,3 +192,33 @@ def test_shared_captures_detection(captures) -> None:
     assert certain_gfx950 >= 10
     flash = [d for d in all_shared_dispatch_dirs() if "dispatch_44" in d.name]
     assert flash and all(resolve_arch(None, [], _capture_isa(d)).name == "gfx950" for d in flash)
+
+
+@pytest.mark.parametrize(("pattern", "prefix"), [
+    (r"^v_mfma_scale_", "v_mfma_scale_"), (r"^ab*c", "a"), (r"^ab?", "a"), (r"^ab{2}", "a"), (r"^ab+", "a"),
+    (r"^v_permlane(16|32)_swap", "v_permlane"), (r"^s_wait\w+", "s_wait"), (r"^ds_read_b\d+", "ds_read_b"),
+    (r"^(a|b)c", ""), (r"^a|^b", ""), (r"v_mfma", ""), (r"^a.b", "a"), (r"^a\.b", "a"), (r"^a[bc]", "a"),
+])
+def test_clue_literal_prefix(pattern, prefix) -> None:
+    from kerneltrace.arch.detect import _literal_prefix
+
+    assert _literal_prefix(pattern) == prefix
+
+
+def test_every_clue_match_starts_with_its_prefix(captures) -> None:
+    """The prefix filter skips no opcode a clue matches: every opcode of the shared captures, the
+    test ISA above and made-up spellings."""
+    import re
+
+    from kerneltrace.arch.detect import CLUES
+
+    opcodes = {line.split(None, 1)[0].lower() for d in sorted({p.parent for p in captures.rglob("code.json")})
+               for line in _capture_isa(d) if line.strip()}
+    opcodes |= {"v_mfma_scale_f32_16x16x128_f8f6f4", "ds_read_b64_tr_b16", "v_permlane32_swap_b32_e32",
+                "v_mfma_f32_32x32x8bf16_1k", "v_mfma_f32_16x16x32_fp8_fp8", "global_load_b32", "s_wait_loadcnt",
+                "ds_load_b32", "s_waitcnt_vscnt", "v_wmma_f32_16x16x16_f16", "tensor_load_to_lds", "v_prng_b32"}
+    for clue in CLUES:
+        assert not clue.prefix or clue.pattern.startswith("^" + clue.prefix)
+        for op in opcodes:
+            if re.search(clue.pattern, op):
+                assert op.startswith(clue.prefix), (clue.label, op)

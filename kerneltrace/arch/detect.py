@@ -30,13 +30,36 @@ class Clue:
     pattern: str  # compiled on first use (re's cache): most runs take the arch from agent_info
     targets: frozenset[str]
     on_line: bool = False  # match the whole instruction line (modifiers), not just the opcode
+    prefix: str = ""  # what every text the pattern matches starts with (see _literal_prefix)
 
     def search(self, text: str) -> bool:
         return re.search(self.pattern, text) is not None
 
 
+_PATTERN_SYNTAX = frozenset("\\.^$*+?{}[]|()")
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The literal text right after a leading `^` up to the first pattern character ("" when the
+    pattern is not anchored or branches at its top level): a text the pattern matches from its start
+    begins with it, so opcodes without it need no search (nor the pattern a compile)."""
+    if not pattern.startswith("^"):
+        return ""
+    depth = 0
+    for char in pattern:
+        depth += (char == "(") - (char == ")")
+        if char == "|" and depth == 0:
+            return ""
+    end = 1
+    while end < len(pattern) and pattern[end] not in _PATTERN_SYNTAX:
+        end += 1
+    if end < len(pattern) and pattern[end] in "*?{+":
+        end -= 1  # a quantified last character may be absent (or repeated)
+    return pattern[1:end]
+
+
 def _clue(label: str, pattern: str, targets: Iterable[str], on_line: bool = False) -> Clue:
-    return Clue(label, pattern, frozenset(targets), on_line)
+    return Clue(label, pattern, frozenset(targets), on_line, _literal_prefix(pattern))
 
 
 CLUES: tuple[Clue, ...] = (
@@ -97,6 +120,7 @@ CLUES: tuple[Clue, ...] = (
 
 _MEMORY_PREFIXES = ("buffer_", "global_", "flat_", "scratch_")
 _MODIFIER_WORDS = r"\b(sc0|sc1|nt|glc|slc)\b"
+_MODIFIERS = ("sc0", "sc1", "nt", "glc", "slc")  # one is in the lower-cased ASCII text of any match
 
 
 @record(frozen=True)
@@ -133,13 +157,17 @@ def isa_evidence(instructions: Iterable[str]) -> tuple[frozenset[str], tuple[str
         op = line.split(None, 1)[0].lower()
         opcodes.add(op)
         # Modifier clues only concern memory instructions that carry a cache-policy word.
-        if op.startswith(_MEMORY_PREFIXES) and re.search(_MODIFIER_WORDS, line, re.IGNORECASE):
-            lowered = line.lower()
+        if not op.startswith(_MEMORY_PREFIXES):
+            continue
+        lowered = line.lower()
+        # (re.IGNORECASE also folds a few non-ASCII letters onto s, c, t, l: those lines take the search)
+        if ((not lowered.isascii() or any(word in lowered for word in _MODIFIERS))
+                and re.search(_MODIFIER_WORDS, line, re.IGNORECASE)):
             for clue in line_clues:
                 if clue.label not in hit and clue.search(lowered):
                     hit[clue.label] = clue
     for clue in CLUES:
-        if not clue.on_line and any(clue.search(op) for op in opcodes):
+        if not clue.on_line and any(clue.search(op) for op in opcodes if op.startswith(clue.prefix)):
             hit[clue.label] = clue
     remaining = set(ALL_TARGETS)
     for clue in hit.values():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from pathlib import Path
 
@@ -20,8 +19,15 @@ from kerneltrace.analysis.hotspots import (
     user_lines,
 )
 from kerneltrace.errors import InputError
-from kerneltrace.model.metadata import Metadata, find_metadata, source_label
+from kerneltrace.model.metadata import (
+    Metadata,
+    find_metadata,
+    listed_names,
+    one_search,
+    source_label,
+)
 from kerneltrace.model.naming import parse_dispatch_name
+from kerneltrace.namematch import names_matching
 from kerneltrace.readers.codejson import (
     PC_SAMPLING_REASONS,
     CodeFormat,
@@ -233,11 +239,13 @@ def run_analysis(
     warnings.extend(_format_warnings(legacy, pc_sampling))
 
     name = parse_dispatch_name(directory)
-    metadata = find_metadata(
-        directory, name.id, [n for n in (group.symbol, group.name) if n],
-        kernel_trace_csv=kernel_trace_csv and Path(kernel_trace_csv),
-        agent_info_csv=agent_info_csv and Path(agent_info_csv), kernel_filter=kernel,
-    )
+    with one_search():  # the dispatch dir listed once: the bundle search and the wave-file names
+        metadata = find_metadata(
+            directory, name.id, [n for n in (group.symbol, group.name) if n],
+            kernel_trace_csv=kernel_trace_csv and Path(kernel_trace_csv),
+            agent_info_csv=agent_info_csv and Path(agent_info_csv), kernel_filter=kernel,
+        )
+        capture_warnings = _capture_warnings(directory, capture_report)
     warnings.extend(metadata.warnings)
     arch_section, spec = _resolved_arch(arch, metadata, directory, rows, warnings,
                                         [n for n in (group.symbol, group.name) if n])
@@ -266,7 +274,7 @@ def run_analysis(
             "hint": SOURCE_MAPPING_HINT if analysis.mapped_fraction == 0 else None,
         },
         "warnings": warnings,
-        "capture_warnings": _capture_warnings(directory, capture_report),
+        "capture_warnings": capture_warnings,
     }
     warnings.extend(document["capture_warnings"])
     wave_level = _waves(directory, table, structure) if waves else None
@@ -433,7 +441,7 @@ def _capture_warnings(directory: Path, capture_report: Path | None) -> list[str]
     from kerneltrace.readers.wavefile.names import WAVE_FILE_GLOB
 
     try:  # the names Path.glob would give, without its per-name Path objects (~15 µs a file)
-        present = fnmatch.filter(os.listdir(directory), WAVE_FILE_GLOB)
+        present = names_matching(listed_names(directory), WAVE_FILE_GLOB)
     except OSError:
         present = []
     found = capture_warnings(report if isinstance(report, dict) else None, listed, present, listed_problem)

@@ -16,13 +16,13 @@ from kerneltrace.records import record
 # Operand tokens. `acc` is the older spelling of AGPRs (acc0, acc[0:3]).
 # Matched on lower-cased text; \b keeps `.lbb0_v9`, `sc0`, `vmcnt(0)` and `0xa1` out.
 _REGISTER = re.compile(r"\b(v|a|acc|s)(?:(\d+)|\[(\d+)\s*:\s*(\d+)\])(?![\w\[])")
-_VCC = re.compile(r"(?<![\w.$])vcc(?:_lo|_hi)?(?![\w])", re.IGNORECASE)
+# The patterns below are compiled on first use (re's cache), behind a str test each match needs.
+_VCC = r"(?<![\w.$])vcc(?:_lo|_hi)?(?![\w])"  # on lower-cased text: holds "vcc"
 # Opcodes that read or write VCC implicitly (VOPC / VOP2 carry forms, vcc branches).
-_IMPLICIT_VCC = re.compile(
-    r"^(v_cmpx?_\w*_e32|v_cndmask_b32_e32|v_(add|sub|subrev)(c|b|brev)?_co_u32_e32|"
-    r"v_(add|sub|subrev)_co_ci_u32_e32|v_div_fmas_\w+|s_cbranch_vcc\w*)"
-)
-_MFMA = re.compile(r"^(v_mfma|v_smfmac)")
+_IMPLICIT_VCC = (r"^(v_cmpx?_\w*_e32|v_cndmask_b32_e32|v_(add|sub|subrev)(c|b|brev)?_co_u32_e32|"
+                 r"v_(add|sub|subrev)_co_ci_u32_e32|v_div_fmas_\w+|s_cbranch_vcc\w*)")
+_IMPLICIT_VCC_STARTS = ("v_cmp", "v_cndmask_b32_e32", "v_add", "v_sub", "v_div_fmas_", "s_cbranch_vcc")
+_MFMA_STARTS = ("v_mfma", "v_smfmac")
 
 # Resource metadata as printed by the compiler (YAML note or .amdhsa directives). Compiled on
 # first use (re's cache): traces rarely carry them, and scan_registers tests for them first.
@@ -70,7 +70,7 @@ class RegisterUsage:
         }
 
 
-_COMMENT = re.compile(r"(//|;)[^\n]*")
+_COMMENT = r"(//|;)[^\n]*"  # compiled on first use: few traces carry inline comments
 
 
 def _scan(asms: Iterable[str]) -> RegisterUsage | None:
@@ -80,15 +80,20 @@ def _scan(asms: Iterable[str]) -> RegisterUsage | None:
     opcodes = {parts[0].lower() for parts in (line.split(None, 1) for line in lines) if parts}
     if not opcodes:
         return None
-    text = _COMMENT.sub("", "\n".join(lines)).lower()
+    text = "\n".join(lines)
+    if ";" in text or "//" in text:
+        text = re.sub(_COMMENT, "", text)
+    text = text.lower()
     highest = {"v": -1, "a": -1, "s": -1}
-    for kind, single, _first, last in _REGISTER.findall(text):
+    # each distinct token once (a kernel names a few hundred registers thousands of times)
+    for kind, single, _first, last in set(_REGISTER.findall(text)):
         key = "a" if kind == "acc" else kind
         index = int(single or last)
         if index > highest[key]:
             highest[key] = index
-    uses_vcc = bool(_VCC.search(text)) or any(_IMPLICIT_VCC.match(op) for op in opcodes)
-    has_mfma = any(_MFMA.match(op) for op in opcodes)
+    uses_vcc = ("vcc" in text and re.search(_VCC, text) is not None) or any(
+        re.match(_IMPLICIT_VCC, op) for op in opcodes if op.startswith(_IMPLICIT_VCC_STARTS))
+    has_mfma = any(op.startswith(_MFMA_STARTS) for op in opcodes)
     return RegisterUsage(
         arch_vgprs=highest["v"] + 1,
         agprs=highest["a"] + 1,

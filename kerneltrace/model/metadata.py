@@ -21,16 +21,16 @@ the kernel_trace CSV's prefix first.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import functools
 import os
 import stat
-import threading
+from _thread import _local  # threading.local itself: `import threading` costs ≈ 0.7 ms a CLI run
 from operator import attrgetter
 from pathlib import Path
 
 from kerneltrace.errors import InputError
 from kerneltrace.model.naming import DISPATCH_RE
+from kerneltrace.namematch import name_matches
 from kerneltrace.readers.csvs import (
     AgentInfo,
     KernelTraceFile,
@@ -43,7 +43,7 @@ from kerneltrace.records import field, record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the CLI start-up path)
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 BUNDLE_LEVELS = 3  # folders searched above the dispatch dir (parent, grandparent, great-grandparent)
 KERNEL_TRACE = ("*kernel_trace*.csv",)
@@ -58,11 +58,30 @@ def is_other_run(path: Path) -> bool:
     return path.name.startswith(OTHER_RUN_PREFIXES)
 
 
-def _stat(path: Path | str, follow: bool = True) -> os.stat_result | None:
+_NAME = attrgetter("name")
+_scope = _local()  # the folder listings of one search (find_metadata, find_csv_files)
+
+
+def _once(key: tuple, compute: Callable[..., object], *args: object) -> object:
+    """``compute(*args)``, once per search for ``key`` (the kernel-trace and agent-info lookups climb
+    the same folders: each stat, realpath and mount test of a folder is asked several times)."""
+    listings = getattr(_scope, "listings", None)
+    if listings is None:
+        return compute(*args)
+    if key not in listings:
+        listings[key] = compute(*args)
+    return listings[key]
+
+
+def _stat_now(path: Path | str, follow: bool) -> os.stat_result | None:
     try:
         return os.stat(path, follow_symlinks=follow)
     except (OSError, ValueError):
         return None
+
+
+def _stat(path: Path | str, follow: bool = True) -> os.stat_result | None:
+    return _once(("stat", os.fspath(path), follow), _stat_now, path, follow)
 
 
 def _system_path(text: str) -> bool:
@@ -73,11 +92,13 @@ def _is_system(path: Path, resolve: bool = False) -> bool:
     """`/`, /proc, /sys, /dev (and below /proc, /sys); ``resolve``: after following links (the
     dispatch dir, each ancestor and each linked subfolder are resolved once; plain entries of
     those need not be)."""
-    return _system_path(os.path.realpath(path) if resolve else os.path.abspath(path))
+    if not resolve:
+        return _system_path(os.path.abspath(path))
+    return _system_path(_once(("realpath", os.fspath(path)), os.path.realpath, path))
 
 
-_NAME = attrgetter("name")
-_scope = threading.local()  # the folder listings of one search (find_metadata, find_csv_files)
+def _is_mount(path: Path) -> bool:
+    return _once(("mount", os.fspath(path)), os.path.ismount, path)
 
 
 @contextlib.contextmanager
@@ -91,6 +112,22 @@ def _one_search() -> Iterator[None]:
     finally:
         if outer is None:
             _scope.listings = None
+
+
+def one_search() -> contextlib.AbstractContextManager[None]:
+    """A block in which every folder is listed once, by the bundle search and by ``listed_names``
+    (the hotspot document lists the dispatch dir for its wave files too: thousands of names)."""
+    return _one_search()
+
+
+def listed_names(folder: Path) -> list[str]:
+    """The names in ``folder`` in the order the system lists them (the search's listing when one
+    is open); an OSError when it cannot be listed, as os.listdir."""
+    listings = getattr(_scope, "listings", None)
+    entries = None if listings is None else listings.get(os.path.abspath(folder))
+    if not entries:  # not listed yet, or nothing listed (an unreadable folder: os.listdir says why)
+        return os.listdir(folder)
+    return [entry.name for entry in entries]
 
 
 def _entries(folder: Path) -> list[os.DirEntry]:
@@ -147,12 +184,12 @@ def _files(folder: Path, patterns: tuple[str, ...], owner: int | None = None) ->
         head, _, tail = pattern.rpartition("/")
         if head:
             places = [folder / entry.name for entry in entries
-                      if _is_dir(entry) and fnmatch.fnmatchcase(entry.name, head)]
+                      if _is_dir(entry) and name_matches(entry.name, head)]
             found.extend(sorted(path for place in places for path in _files(place, (tail,), owner)))
             continue
         tail_text = pattern.rsplit("*", 1)[-1]  # the literal end (".csv"): a cheap first filter
         found.extend(folder / entry.name for entry in _ending(folder, entries, tail_text)
-                     if fnmatch.fnmatchcase(entry.name, pattern) and _owned_file(entry, owner))
+                     if name_matches(entry.name, pattern) and _owned_file(entry, owner))
     return found
 
 
@@ -230,7 +267,7 @@ def bundle_folders(folder: Path, came_from: Path, capture: _Capture | None = Non
 def _climb_stops(folder: Path, came_from: Path, capture: _Capture, level: int,
                  patterns: tuple[str, ...]) -> bool:
     """True when ``folder`` (the parent of ``came_from``) is outside the capture's bundle."""
-    if _is_system(folder, resolve=True) or os.path.ismount(came_from) or not _own_folder(folder, capture):
+    if _is_system(folder, resolve=True) or _is_mount(came_from) or not _own_folder(folder, capture):
         return True
     info = _stat(folder)
     if info is None or (capture.device is not None and info.st_dev != capture.device):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from enum import StrEnum
 from pathlib import Path
 
@@ -160,7 +159,7 @@ def _as_int(path: Path, value: object, row_index: int, column: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _bad(path, f"row {row_index}: column {column} is {value!r}, expected an integer")
     if isinstance(value, float):
-        if not math.isfinite(value) or value != int(value):
+        if value - value != 0 or value != int(value):  # NaN, ±inf (inf - inf is NaN) or a fraction
             raise _bad(path, f"row {row_index}: column {column} is {value!r}, expected an integer")
         return int(value)
     return value

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import math
 from operator import itemgetter
 from pathlib import Path
 
@@ -138,7 +137,7 @@ def _int(value: str | None) -> int | None:
             number = float(value)
         except ValueError:
             return None
-        return int(number) if math.isfinite(number) else None
+        return int(number) if number - number == 0 else None  # finite (inf - inf and NaN are NaN); no math import
 
 
 def _size(value: str | None) -> int | None:
@@ -315,8 +314,10 @@ class KernelTraceFile:
     def _rows_of(self, numbers: list[int]) -> KernelTraceTable:
         """The rows of some lines, the header's aside (each holds a needle: none is blank)."""
         text, starts = self._text, self._starts
-        rows = list(csv.reader(line_at(text, starts, number) for number in numbers if number))
-        return KernelTraceTable(self._header, rows, str(self._path))
+        last = len(starts) - 1  # every line before the last ends one character before the next starts
+        lines = [text[starts[number]:starts[number + 1] - 1] if number < last else line_at(text, starts, number)
+                 for number in numbers if number]
+        return KernelTraceTable(self._header, list(csv.reader(lines)), str(self._path))
 
     def naming(self, names: set[str]) -> KernelTraceTable:
         """The rows whose Kernel_Name is one of ``names``, and maybe others, in file order."""
