@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from kerneltrace.analysis.hotspots import stall_rate, user_lines
 from kerneltrace.analysis.loops import (
@@ -17,6 +18,9 @@ from kerneltrace.plan.findings import Evidence, Finding, make_finding
 from kerneltrace.plan.l2_metrics import l2_metrics
 from kerneltrace.plan.verdict import type_share, wave_count
 from kerneltrace.thresholds import CoverageThresholds, GainThresholds, Table, VerdictThresholds
+
+if TYPE_CHECKING:
+    from kerneltrace.analysis.exp_guard import ExpGuard
 
 
 @dataclass
@@ -96,6 +100,14 @@ class PlanContext:
     @cached_property
     def program_order(self) -> list[dict]:
         return sorted(self.instructions.values(), key=lambda ins: ins["index"])
+
+    @cached_property
+    def exp_guards(self) -> list[ExpGuard]:
+        """The denormal range guards around `v_exp_f32` (kerneltrace.analysis.exp_guard), found
+        once: the exp-guard rule ranks them and the hazard rule leaves their `s_nop`s to it."""
+        from kerneltrace.analysis.exp_guard import find_exp_guards
+
+        return find_exp_guards(self.program_order)
 
     @cached_property
     def _position(self) -> dict[int, int]:

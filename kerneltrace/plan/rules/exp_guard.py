@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kerneltrace.analysis.exp_guard import find_exp_guards
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain
 from kerneltrace.plan.spec import plan_rule
@@ -46,7 +45,7 @@ def exp_denormal_guard(ctx: PlanContext) -> list[Finding]:
     Gain: 30–80 % of the guard instructions' share of the waves' time
     Fix: let exp results below 2^-126 flush to zero: use the hardware exp2 directly"""
     limits = ctx.thresholds.of(ExpGuardThresholds)
-    guards = [guard for guard in find_exp_guards(ctx.program_order)
+    guards = [guard for guard in ctx.exp_guards
               if (ctx.instructions[guard.exp_index].get("hits") or 0) > 0]
     total = _waves_time(ctx)
     if not guards or not total:

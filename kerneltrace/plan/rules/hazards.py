@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kerneltrace.analysis.exp_guard import find_exp_guards
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
@@ -124,7 +123,7 @@ def nop_hazards(ctx: PlanContext) -> list[Finding]:
     limits = ctx.thresholds.of(HazardThresholds)
     # the `s_nop`s of an exp's denormal range guard go with the guard (EXP-denormal-guard):
     # the fix removes them, it does not fill them with other work
-    guarded = {index for guard in find_exp_guards(ctx.program_order)
+    guarded = {index for guard in ctx.exp_guards
                for index in guard.guard_indices}
     nops = [ins for ins in ctx.program_order
             if ins.get("type") == isa.NOP and (ins.get("stall_cycles") or 0) > 0
