@@ -210,3 +210,26 @@ def test_the_lookup_by_name_warns_and_finds_as_the_whole_parse(tmp_path: Path, m
         with monkeypatch.context() as patched:
             patched.setattr(csvs, "line_starts", lambda text: None)
             assert _match(order, names, kernel, dispatch) == partial
+
+
+def test_a_name_join_takes_a_typical_dispatch_not_the_cold_first_one(tmp_path: Path):
+    """A discovery run's CSV lists a kernel's every launch; its first is often cold (a real
+    FlyDSL capture: 25.2 µs, then ~17.3 µs): the name join takes the median-duration dispatch
+    among those launched alike, and a launch with another grid never stands in for it."""
+    from kerneltrace.synth.csvs import DispatchRow, kernel_trace_csv
+
+    def row(dispatch: int, duration: int, grid: int = 1048576) -> DispatchRow:
+        start = dispatch * 100_000
+        return DispatchRow(dispatch, 11, "quant_kernel_0", start, start + duration, 512, 0, 24, 0, 32,
+                           (256, 1, 1), (grid, 1, 1))
+
+    durations = {1: 25_160, 2: 17_320, 3: 17_121, 4: 17_280, 5: 17_400}
+    rows = [row(d, t) for d, t in durations.items()] + [row(6, 9_000, grid=524288)]
+    path = tmp_path / "discover_kernel_trace.csv"
+    path.write_text(kernel_trace_csv(rows))
+    found, join, _, warnings = _match([path], ["quant_kernel_0"], None, 8)
+    assert join == "kernel_name" and not warnings
+    assert found["dispatch_id"] == 2 and found["duration_ns"] == 17_320  # median of the five alike
+    assert found["grid_size"] == [1048576, 1, 1]
+    path.write_text(kernel_trace_csv(rows[:2]))  # two launches: no typical one to tell apart
+    assert _match([path], ["quant_kernel_0"], None, 8)[0]["dispatch_id"] == 1
