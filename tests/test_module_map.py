@@ -73,7 +73,6 @@ COVERED_BY: dict[str, tuple[str, str]] = {
     "kerneltrace.rocprof.groupguard": ("test_pipeline_rocprof.py", "process groups of captures"),
     "kerneltrace.rocprof.stages": ("test_pipeline_pmc_e2e.py", "the three rocprofv3 runs via the scripts"),
     "kerneltrace.synth.categories": ("test_synth.py", "decoder categories of synthetic wave files"),
-    "kerneltrace.synth.csvs": ("test_synth.py", "rocprofv3 CSV headers of synthetic runs"),
     "kerneltrace.synth.runs": ("test_synth.py", "whole synthetic rocprofv3 runs"),
 }
 

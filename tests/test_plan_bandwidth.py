@@ -206,3 +206,49 @@ def test_the_plan_names_the_peak_it_holds_the_requests_against_or_says_there_is_
     summary, markdown, html = plan("AMD Instinct MI350X", None)
     assert "### Launch\n\n- Not known: no kernel-trace row for this dispatch" in markdown
     assert "<h3>Launch</h3>\n<ul><li>Not known: no kernel-trace row" in html
+
+
+def _grid_rate_doc(fraction_of_peak: float, *, work_stall: int = 2000, extra: list | None = None) -> dict:
+    """The load loop with a kernel trace whose duration puts the grid's request bytes at
+    `fraction_of_peak` of the HBM peak (1,024 workgroups of 4 waves)."""
+    from kerneltrace.analysis.structure import structure_of
+
+    work = Ins(WORK.asm, WORK.type, WORK.source, stall=work_stall, latency=work_stall + 8000, hits=HITS)
+    entry = Ins("s_mov_b32 s12, 0", "SALU", "k.py:9", stall=0, latency=4, hits=WAVES)  # once per wave
+    doc = hotspot_doc([entry, LOAD, WAIT, work, *(extra or [])], waves={"waves": WAVES})
+    doc["arch"] = {"name": "gfx950", "source": "test", "certain": True, "candidates": ["gfx950"]}
+    grid_waves = 1024 * 4
+    dispatch_bytes = bytes_requested() / WAVES * grid_waves
+    duration = round(dispatch_bytes / (fraction_of_peak * arch_peak_hbm_gbps("gfx950")))
+    doc["metadata"] = {"agent": dict(AGENT), "kernel_trace": {
+        "grid_size": [1024 * 256, 1, 1], "workgroup_size": [256, 1, 1], "duration_ns": duration}}
+    doc["structure"] = structure_of(doc)
+    return doc
+
+
+def test_grid_requests_past_the_bar_with_memory_holding_most_stall_are_bandwidth_bound():
+    above = _grid_rate_doc(DEFAULT_VERDICT.request_of_peak * 1.2)
+    assert above["structure"]["traffic"]["fraction_of_peak"] > DEFAULT_VERDICT.request_of_peak
+    assert decide(above).kind == "memory-bandwidth"
+    below = _grid_rate_doc(DEFAULT_VERDICT.request_of_peak * 0.8)
+    assert decide(below).kind != "memory-bandwidth"
+
+
+def test_heavy_requests_without_memory_holding_most_stall_are_not_bandwidth_bound():
+    # 80 000 of 172 000 stall cycles wait on memory: enough for a memory verdict, not for the
+    # bandwidth one (below it, other work bounds the kernel even when its requests are heavy)
+    doc = _grid_rate_doc(DEFAULT_VERDICT.request_of_peak * 1.5, work_stall=92_000)
+    memory = (30000 + 50000) / (30000 + 50000 + 92_000)
+    assert DEFAULT_VERDICT.memory_share <= memory < DEFAULT_VERDICT.request_memory_share
+    assert decide(doc).kind != "memory-bandwidth"
+
+
+def test_narrow_loads_keep_their_gain_under_the_bandwidth_verdict():
+    # fewer, wider requests is one of the bandwidth verdict's own helps: not ruled out
+    narrow = Ins("buffer_load_ushort v9, v0, s[8:11], 0 offen", "VMEM-load", "k.py:13",
+                 stall=40000, latency=40000, hits=HITS)
+    ctx = PlanContext(_grid_rate_doc(DEFAULT_VERDICT.request_of_peak * 1.3, extra=[narrow]))
+    assert ctx.verdict.kind == "memory-bandwidth"
+    found = [f for f in run_all(ctx) if f.rule == "MEM-narrow-loads"]
+    assert found and not found[0].contradicts_verdict
+    assert lever(found[0], ctx) not in CONTRADICTS["memory-bandwidth"]

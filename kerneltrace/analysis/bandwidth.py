@@ -45,8 +45,15 @@ class BandwidthEstimate:
 
 
 def _rows(doc: Mapping) -> list[SimpleNamespace]:
-    return [SimpleNamespace(asm=ins.get("asm") or "", hits=ins.get("hits") or 0)
+    return [SimpleNamespace(index=ins.get("index"), asm=ins.get("asm") or "", hits=ins.get("hits") or 0)
             for ins in doc.get("instructions") or []]
+
+
+def _repeated_share(traffic: Mapping) -> float:
+    """Share of the request bytes that are loads every workgroup repeats (L2 serves them)."""
+    per_wave = (traffic.get("load_bytes_per_wave") or 0) + (traffic.get("store_bytes_per_wave") or 0)
+    again = traffic.get("repeated_load_bytes_per_wave") or 0
+    return min(1.0, again / per_wave) if per_wave else 0.0
 
 
 def bandwidth_estimate(doc: Mapping, structure: Mapping | None = None) -> BandwidthEstimate | None:
@@ -71,9 +78,11 @@ def bandwidth_estimate(doc: Mapping, structure: Mapping | None = None) -> Bandwi
     total = (moved.load_bytes_per_wave + moved.store_bytes_per_wave) if moved else 0.0
     if not total:
         return None
+    known = (structure if structure is not None else doc.get("structure")) or {}
+    total *= 1 - _repeated_share(known.get("traffic") or {})
     busy_cycles = resident / simds
     per_cu = total / busy_cycles
-    launch = ((structure if structure is not None else doc.get("structure")) or {}).get("launch") or {}
+    launch = known.get("launch") or {}
     workgroups = launch.get("workgroups")
     busy = min(int(cus), int(workgroups)) if workgroups else int(cus)
     gbps = per_cu * busy * clock / 1000  # B/clk × CUs × MHz = MB/s; /1000 → GB/s
@@ -83,7 +92,7 @@ def bandwidth_estimate(doc: Mapping, structure: Mapping | None = None) -> Bandwi
     basis = (f"{total / traced / 1024:.1f} KiB requested per wave × {traced} traced waves over "
              f"{busy_cycles:,.0f} busy-CU cycles = {per_cu:.1f} B/clk per CU; × {where} × "
              f"{clock} MHz = {gbps / 1000:.1f} TB/s, {fraction:.0%} of the {peak / 1000:.1f} TB/s "
-             "HBM peak (requests include cache hits; full exec mask)")
+             "HBM peak (requests include cache hits but loads every workgroup repeats; full exec mask)")
     return BandwidthEstimate(round(total / traced, 1), int(traced), round(busy_cycles, 1),
                              round(per_cu, 2), busy, not workgroups, int(clock), round(gbps, 1),
                              peak, round(fraction, 4), basis)

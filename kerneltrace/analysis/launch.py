@@ -8,9 +8,12 @@ allows (when lower than the CU limit, the grid, not registers or LDS, caps occup
 
 Request bytes: every executed vector load/store outside scratch moves `hits × bytes per lane ×
 wave size` bytes (full exec mask assumed: an upper bound); per traced wave times the grid's waves
-gives bytes per dispatch, and over `duration_ns` a request bandwidth. Requests served by L1/L2 never
-reach HBM, so at or above the peak the memory path (L2 or HBM) is the bound; far below it,
-latency is. PMC counters, when captured, measure the real HBM traffic and override this.
+gives bytes per dispatch, and over `duration_ns` a request bandwidth. Loads every workgroup
+repeats (an address no path lets depend on the workgroup: `analysis.address_reuse`) are served by
+L2 after the first workgroup, so they are left out of the dispatch's bytes. Other requests served
+by L1/L2 never reach HBM either, so at or above the peak the memory path (L2 or HBM) is the bound;
+far below it, latency is. PMC counters, when captured, measure the real HBM traffic and override
+this.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ class Traffic:
 
     load_bytes_per_wave: float
     store_bytes_per_wave: float
+    repeated_load_bytes_per_wave: float  # part of the loads every workgroup repeats (L2 serves it)
     grid_waves: int | None
     dispatch_bytes: float | None
     request_gbps: float | None
@@ -69,11 +73,12 @@ class Traffic:
 
 def request_traffic(rows: Iterable, traced_waves: int | None, wave_size: int,
                     grid_waves: int | None, duration_ns: int | None,
-                    peak_gbps: float | None) -> Traffic | None:
-    """Request bytes per wave and per dispatch from code.json rows (`asm`, `hits`)."""
+                    peak_gbps: float | None, repeated: frozenset[int] = frozenset()) -> Traffic | None:
+    """Request bytes per wave and per dispatch from code.json rows (`index`, `asm`, `hits`);
+    `repeated`: the rows of loads every workgroup repeats (left out of the dispatch's bytes)."""
     if not traced_waves:
         return None
-    loads = stores = 0.0
+    loads = stores = again = 0.0
     for row in rows:
         kind = classify(row.asm)
         if kind not in (VMEM_LOAD, VMEM_STORE) or not row.hits:
@@ -83,13 +88,18 @@ def request_traffic(rows: Iterable, traced_waves: int | None, wave_size: int,
         moved = row.hits * bytes_per_lane(row.asm) * wave_size
         if kind == VMEM_LOAD:
             loads += moved
+            if repeated and row.index in repeated:
+                again += moved
         else:
             stores += moved
     per_wave_loads, per_wave_stores = loads / traced_waves, stores / traced_waves
-    total = (per_wave_loads + per_wave_stores) * grid_waves if grid_waves else None
+    per_wave_again = again / traced_waves
+    total = ((per_wave_loads - per_wave_again + per_wave_stores) * grid_waves if grid_waves
+             else None)
     gbps = total / duration_ns if total is not None and duration_ns else None
     fraction = gbps / peak_gbps if gbps is not None and peak_gbps else None
-    return Traffic(round(per_wave_loads, 1), round(per_wave_stores, 1), grid_waves,
+    return Traffic(round(per_wave_loads, 1), round(per_wave_stores, 1), round(per_wave_again, 1),
+                   grid_waves,
                    total, round(gbps, 1) if gbps is not None else None, peak_gbps,
                    round(fraction, 4) if fraction is not None else None)
 

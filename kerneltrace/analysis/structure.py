@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import SimpleNamespace
 
+from kerneltrace.analysis.address_reuse import repeated_loads
 from kerneltrace.analysis.barrier_stragglers import straggler_causes
 from kerneltrace.analysis.barriers import barrier_causes
 from kerneltrace.analysis.control_flow import control_flow, rows_from_instructions
@@ -78,9 +79,11 @@ def structure_of(doc: Mapping, limits: StructureThresholds = DEFAULT_STRUCTURE) 
                             doc.get("occupancy"), wave_size)
     product = get_product((metadata.get("agent") or {}).get("product_name"))
     traffic = request_traffic(
-        [SimpleNamespace(asm=ins.get("asm") or "", hits=ins.get("hits") or 0) for ins in instructions],
+        [SimpleNamespace(index=ins["index"], asm=ins.get("asm") or "", hits=ins.get("hits") or 0)
+         for ins in instructions],
         flow.waves, wave_size, launch.grid_waves if launch else None,
-        launch.duration_ns if launch else None, product.peak_hbm_gbps if product else None)
+        launch.duration_ns if launch else None, product.peak_hbm_gbps if product else None,
+        repeated_loads(rows, bases))
     ordered = sorted(instructions, key=lambda ins: ins["index"])
     chains = select_chains([(ins["index"], ins.get("asm") or "") for ins in ordered],
                            limits.min_chain)

@@ -181,24 +181,41 @@ def operands(asm: str) -> list[str]:
     return [op.strip() for op in parts[1].split(",")]
 
 
-def reads(asm: str) -> set[tuple[str, int]]:
-    """Registers an instruction reads: every operand of a store, else all but the destination."""
-    ops = operands(asm)
-    first = asm.split(None, 1)[0].lower() if asm.strip() else ""
-    sources = ops if ("store" in first or "write" in first) else ops[1:]
-    return set().union(*(registers(op) for op in sources)) if sources else set()
-
-
 _NO_DESTINATION = ("s_waitcnt", "s_wait_", "s_nop", "s_barrier", "s_branch", "s_cbranch",
                    "s_endpgm", "s_sendmsg", "s_setprio", "s_sleep", "s_cmp", "s_bitcmp",
                    "s_dcache", "s_icache", "s_trap", "s_setpc")
+
+
+def _no_vector_destination(op: str, asm: str) -> bool:
+    """A memory instruction whose first operand is an address or data, not a destination: a
+    load straight into LDS (`buffer_load_dword v2, s[8:11], 0 offen lds`, `global_load_lds_*`;
+    its destination is LDS at M0) or an atomic without return (no `glc`/`sc0`)."""
+    if "load" in op:
+        return "_lds" in op or " lds" in asm.lower()
+    if "atomic" in op:
+        text = asm.lower()
+        return not (" glc" in text or " sc0" in text)
+    return False
+
+
+def reads(asm: str) -> set[tuple[str, int]]:
+    """Registers an instruction reads: every operand of a store, a scalar compare (or another
+    instruction without a destination), a load into LDS or an atomic without return, else all
+    but the destination."""
+    ops = operands(asm)
+    first = asm.split(None, 1)[0].lower() if asm.strip() else ""
+    every = ("store" in first or "write" in first or first.startswith(_NO_DESTINATION)
+             or _no_vector_destination(first, asm))
+    sources = ops if every else ops[1:]
+    return set().union(*(registers(op) for op in sources)) if sources else set()
+
 
 
 def writes(asm: str) -> set[tuple[str, int]]:
     """Registers an instruction writes: its first operand, except for stores, compares (SCC/VCC
     only, VOPC e32), waits and branches, which write no named register."""
     op = asm.split(None, 1)[0].lower() if asm.strip() else ""
-    if op.startswith(_NO_DESTINATION) or "store" in op or "write" in op:
+    if op.startswith(_NO_DESTINATION) or "store" in op or "write" in op or _no_vector_destination(op, asm):
         return set()
     if op.startswith(("v_cmp", "v_cmpx")) and op.endswith("_e32"):
         return set()

@@ -473,14 +473,15 @@ def request_bandwidth(f: Facts) -> Bottleneck | None:
     traffic = f.structure.get("traffic") or {}
     requested = traffic.get("fraction_of_peak")
     if (f.share_of_peak is not None or not isinstance(requested, int | float)
-            or requested < f.limits.request_of_peak or f.memory < f.limits.memory_share):
+            or requested < f.limits.request_of_peak or f.memory < f.limits.request_memory_share):
         return None
     return Bottleneck(
         "memory-bandwidth",
         f"Memory-bandwidth-bound: the loads and stores request {traffic['request_gbps'] / 1000:.1f} "
         f"TB/s ({requested:.0%} of the {traffic['peak_gbps'] / 1000:.1f} TB/s HBM peak; request "
-        f"bytes from code.json × the grid over the kernel time) and {f.memory:.0%} of stall is "
-        "vector memory: nothing is left to hide, only fewer bytes help.",
+        "bytes from code.json × the grid over the kernel time, loads every workgroup repeats left "
+        f"out) and {f.memory:.0%} of stall is vector memory: nothing is left to hide, only fewer "
+        "bytes help.",
         [f"request bandwidth {requested:.0%} of HBM peak (estimate; PMC counters override)",
          *f.lines], "medium",
         helps=list(BANDWIDTH_HELPS), does_not_help=list(BANDWIDTH_DOES_NOT_HELP),

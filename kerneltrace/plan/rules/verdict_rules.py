@@ -149,7 +149,7 @@ def prologue_setup(ctx: PlanContext) -> list[Finding]:
 NARROW_BYTES_PER_LANE = 2  # ushort/ubyte loads: one 16-bit element per lane per instruction
 
 
-@plan_rule(id="MEM-narrow-loads", lever="memory-latency", order=50,
+@plan_rule(id="MEM-narrow-loads", lever="memory-bytes", order=50,
            thresholds=(VerdictRuleThresholds,))
 def narrow_loads(ctx: PlanContext) -> list[Finding]:
     """Sub-dword vector loads hold much of the stall.

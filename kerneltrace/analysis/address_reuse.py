@@ -1,0 +1,145 @@
+"""Loads every workgroup repeats: vector loads whose address cannot depend on the workgroup id.
+
+A kernel learns which workgroup it is only from its input SGPRs (the hardware writes the
+workgroup ids after the user SGPRs); work-item ids arrive in VGPRs and are the same in every
+workgroup. A forward may-dataflow over the basic blocks marks every register whose value can
+depend on an input SGPR other than the kernel-argument pointer (any instruction reading a marked
+register marks what it writes; a block's entry state is the union over its predecessors). A
+vector load none of whose operands is marked reads the same bytes in every workgroup (a norm's
+gamma and beta, a bias, a lookup table): after the first workgroup on an L2, L2 serves them, so
+they are HBM traffic once per L2, not once per workgroup.
+
+Conservative by construction: a register is marked if any path can make it depend on the
+workgroup, and preloaded kernel arguments (input SGPRs too) count as workgroup-dependent, so a
+load is called repeated only when no path lets its address vary with the workgroup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from kerneltrace.analysis.control_flow import FlowRow, with_addresses
+from kerneltrace.analysis.loops import branch_target
+from kerneltrace.isa.classify import VMEM_LOAD, classify, opcode
+from kerneltrace.isa.registers import reads, registers, writes
+
+Register = tuple[str, int]
+SCC: Register = ("scc", 0)
+VCC: Register = ("vcc", 0)
+_READS_SCC = ("s_cselect", "s_cmov", "s_addc", "s_subb", "s_cbranch_scc")
+_READS_VCC = ("v_cndmask_b32_e32", "v_addc", "v_subb", "v_subbrev", "v_div_fmas", "s_cbranch_vcc")
+
+
+def _reads(asm: str) -> set[Register]:
+    """Named registers plus SCC and VCC when the instruction reads them."""
+    found = reads(asm)
+    op = opcode(asm)
+    if op.startswith(_READS_SCC):
+        found.add(SCC)
+    if op.startswith(_READS_VCC) or "vcc" in asm.lower().split(None, 1)[-1]:
+        found.add(VCC)
+    return found
+
+
+def _step(asm: str, marked: set[Register]) -> bool:
+    """Apply one instruction to the marked set; True when it read a marked register."""
+    hit = not marked.isdisjoint(_reads(asm))
+    out = writes(asm)
+    op = opcode(asm)
+    if hit:
+        marked |= out
+        if op.startswith("s_"):
+            marked.add(SCC)  # most SALU ops set SCC from their inputs
+        if op.startswith(("v_cmp", "v_add", "v_sub")) and op.endswith("_e32"):
+            marked.add(VCC)
+    else:
+        marked -= out
+        if op.startswith(("s_cmp", "s_bitcmp")):
+            marked.discard(SCC)  # these write SCC alone, from unmarked inputs
+        if op.startswith("v_cmp") and op.endswith("_e32"):
+            marked.discard(VCC)
+    return hit
+
+
+def _ends_block(asm: str) -> tuple[bool, bool]:
+    """(ends the block, falls through to the next row)."""
+    op = opcode(asm)
+    if op == "s_branch" or op.startswith(("s_setpc", "s_endpgm")):
+        return True, False
+    return op.startswith("s_cbranch_"), True
+
+
+def _blocks(rows: Sequence[FlowRow]) -> tuple[list[tuple[int, int]], list[list[int]]]:
+    """Basic blocks as [start, end) positions in `rows`, and each block's successor blocks
+    (an indirect jump has none: what follows it is reached by its own leader)."""
+    at_pc = {(row.codeobj, row.pc): pos for pos, row in enumerate(rows) if row.pc is not None}
+    leaders, targets = {0}, {}
+    for pos, row in enumerate(rows):
+        ends, _ = _ends_block(row.asm)
+        if not ends:
+            continue
+        leaders.add(pos + 1)
+        target = branch_target(row.pc, row.asm) if row.pc is not None else None
+        to = at_pc.get((row.codeobj, target)) if target is not None else None
+        if to is not None:
+            leaders.add(to)
+            targets[pos] = to
+    starts = sorted(p for p in leaders if p < len(rows))
+    spans = [(s, e) for s, e in zip(starts, [*starts[1:], len(rows)], strict=True)]
+    block_of = {s: b for b, (s, _) in enumerate(spans)}
+    successors: list[list[int]] = []
+    for b, (_, end) in enumerate(spans):
+        last = end - 1
+        _, falls = _ends_block(rows[last].asm)
+        succ = [block_of[targets[last]]] if last in targets else []
+        if falls and b + 1 < len(spans):
+            succ.append(b + 1)
+        successors.append(succ)
+    return spans, successors
+
+
+def input_sgprs(asms: Iterable[str]) -> set[Register]:
+    """SGPRs read before any instruction writes them, in program order (the kernel's inputs)."""
+    written: set[Register] = set()
+    inputs: set[Register] = set()
+    for asm in asms:
+        inputs |= {r for r in reads(asm) if r[0] == "s" and r not in written}
+        written |= writes(asm)
+    return inputs
+
+
+def repeated_loads(rows: Sequence[FlowRow], kernarg_bases: Iterable[str]) -> frozenset[int]:
+    """Row indices of vector loads whose address no path lets depend on the workgroup."""
+    ordered, _ = with_addresses(rows)
+    if not ordered:
+        return frozenset()
+    asms = [row.asm for row in ordered]
+    pointer: set[Register] = set().union(*(registers(base) for base in kernarg_bases))
+    sources = frozenset(input_sgprs(asms) - pointer)
+    spans, successors = _blocks(ordered)
+    entry: list[frozenset[Register] | None] = [None] * len(spans)
+    entry[0] = sources
+    repeated: set[int] = set()
+    work = [0]
+    while work:  # monotone: marks only grow, so this ends
+        block = work.pop()
+        marked = set(entry[block] or ())
+        start, end = spans[block]
+        for pos in range(start, end):
+            _step(asms[pos], marked)
+        out = frozenset(marked)
+        for succ in successors[block]:
+            merged = out if entry[succ] is None else entry[succ] | out
+            if merged != entry[succ]:
+                entry[succ] = merged
+                work.append(succ)
+    for block, (start, end) in enumerate(spans):
+        if entry[block] is None:
+            continue  # never reached from the entry (data, or after an indirect jump)
+        marked = set(entry[block])
+        for pos in range(start, end):
+            asm = asms[pos]
+            if (not _step(asm, marked) and classify(asm) == VMEM_LOAD
+                    and "scratch" not in opcode(asm) and reads(asm)):
+                repeated.add(ordered[pos].index)
+    return frozenset(repeated)
