@@ -46,7 +46,7 @@ class VerdictThresholds:
     """The bottleneck verdict (kerneltrace/plan/verdict.py): what makes one bound dominate."""
 
     CONCERN = "verdict"
-    mfma_bound: float = heuristic(0.8, "hot-loop MFMA busy fraction from which the matrix pipe "
+    mfma_bound: float = heuristic(0.7, "hot-loop MFMA busy fraction from which the matrix pipe "
                                   "bounds the loop (compute-mfma verdict)")
     mfma_high_confidence: float = heuristic(0.9, "hot-loop MFMA busy from which the compute-mfma "
                                             "verdict has high confidence")
@@ -57,6 +57,10 @@ class VerdictThresholds:
     min_loop_share: float = heuristic(0.5, "share of the waves' lifetime a loop must hold to "
                                       "decide the verdict and get loop-level findings (W2): "
                                       "most of it (issue 21.5)")
+    launch_overhead_us: float = heuristic(5.0, "kernel time (µs; the traced waves' span without a "
+                                          "kernel trace) up to which a dispatch's fixed costs are "
+                                          "the order of its work: the launch-bound (overhead) "
+                                          "verdict, fewer launches first")
     request_of_peak: float = heuristic(0.6, "request bytes (code.json × grid over the median "
                                        "kernel time; loads every workgroup repeats left out) as a "
                                        "share of the datasheet HBM peak from which the kernel is "
@@ -255,6 +259,10 @@ class StructureThresholds:
     CONCERN = "structure"
     min_iterations: float = heuristic(1.5, "header runs per entry, on average, from which a loop "
                                       "iterates (analysis/control_flow.py; plan/divisible.py)")
+    name_join_span: float = heuristic(1.2, "a kernel-trace row joined by kernel name alone is "
+                                      "another launch when the traced waves' span exceeds its "
+                                      "duration by this factor (the clock's error margin): the "
+                                      "launch facts are then unknown (analysis/structure.py)")
     child_share: float = heuristic(0.6, "share of the hot loop's time its costliest child loop "
                                    "must hold for the hot loop to descend into it")
     snap_tolerance: float = calibrated(0.08, "share of a backward jump within which a decoded "

@@ -16,7 +16,9 @@ load is called repeated only when no path lets its address vary with the workgro
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from kerneltrace.analysis.control_flow import FlowRow, with_addresses
 from kerneltrace.analysis.loops import branch_target
@@ -30,35 +32,39 @@ _READS_SCC = ("s_cselect", "s_cmov", "s_addc", "s_subb", "s_cbranch_scc")
 _READS_VCC = ("v_cndmask_b32_e32", "v_addc", "v_subb", "v_subbrev", "v_div_fmas", "s_cbranch_vcc")
 
 
-def _reads(asm: str) -> set[Register]:
-    """Named registers plus SCC and VCC when the instruction reads them."""
+@lru_cache(maxsize=8192)
+def _effect(asm: str) -> tuple[frozenset, frozenset, frozenset, frozenset]:
+    """(reads, writes, marked on a hit besides writes, unmarked when not hit besides writes) of
+    one instruction: named registers plus SCC and VCC where it reads or sets them."""
     found = reads(asm)
     op = opcode(asm)
     if op.startswith(_READS_SCC):
         found.add(SCC)
     if op.startswith(_READS_VCC) or "vcc" in asm.lower().split(None, 1)[-1]:
         found.add(VCC)
-    return found
+    extra: set[Register] = set()
+    cleared: set[Register] = set()
+    if op.startswith("s_"):
+        extra.add(SCC)  # most SALU ops set SCC from their inputs
+    if op.startswith(("v_cmp", "v_add", "v_sub")) and op.endswith("_e32"):
+        extra.add(VCC)
+    if op.startswith(("s_cmp", "s_bitcmp")):
+        cleared.add(SCC)  # these write SCC alone: from unmarked inputs it is unmarked
+    if op.startswith("v_cmp") and op.endswith("_e32"):
+        cleared.add(VCC)
+    return frozenset(found), frozenset(writes(asm)), frozenset(extra), frozenset(cleared)
 
 
-def _step(asm: str, marked: set[Register]) -> bool:
+def _step(effect: tuple[frozenset, frozenset, frozenset, frozenset], marked: set[Register]) -> bool:
     """Apply one instruction to the marked set; True when it read a marked register."""
-    hit = not marked.isdisjoint(_reads(asm))
-    out = writes(asm)
-    op = opcode(asm)
-    if hit:
-        marked |= out
-        if op.startswith("s_"):
-            marked.add(SCC)  # most SALU ops set SCC from their inputs
-        if op.startswith(("v_cmp", "v_add", "v_sub")) and op.endswith("_e32"):
-            marked.add(VCC)
-    else:
-        marked -= out
-        if op.startswith(("s_cmp", "s_bitcmp")):
-            marked.discard(SCC)  # these write SCC alone, from unmarked inputs
-        if op.startswith("v_cmp") and op.endswith("_e32"):
-            marked.discard(VCC)
-    return hit
+    read, wrote, extra, cleared = effect
+    if marked.isdisjoint(read):
+        marked -= wrote
+        marked -= cleared
+        return False
+    marked |= wrote
+    marked |= extra
+    return True
 
 
 def _ends_block(asm: str) -> tuple[bool, bool]:
@@ -103,8 +109,9 @@ def input_sgprs(asms: Iterable[str]) -> set[Register]:
     written: set[Register] = set()
     inputs: set[Register] = set()
     for asm in asms:
-        inputs |= {r for r in reads(asm) if r[0] == "s" and r not in written}
-        written |= writes(asm)
+        read, wrote, _, _ = _effect(asm)
+        inputs |= {r for r in read - written if r[0] == "s"}
+        written |= wrote
     return inputs
 
 
@@ -114,32 +121,35 @@ def repeated_loads(rows: Sequence[FlowRow], kernarg_bases: Iterable[str]) -> fro
     if not ordered:
         return frozenset()
     asms = [row.asm for row in ordered]
+    loads = [classify(asm) == VMEM_LOAD and "scratch" not in opcode(asm) for asm in asms]
+    if not any(loads):
+        return frozenset()
+    effects = [_effect(asm) for asm in asms]
     pointer: set[Register] = set().union(*(registers(base) for base in kernarg_bases))
     sources = frozenset(input_sgprs(asms) - pointer)
     spans, successors = _blocks(ordered)
     entry: list[frozenset[Register] | None] = [None] * len(spans)
     entry[0] = sources
     repeated: set[int] = set()
-    work = [0]
+    work = [0]  # a heap of block numbers: program order, so a loop body settles in few passes
     while work:  # monotone: marks only grow, so this ends
-        block = work.pop()
+        block = heapq.heappop(work)
         marked = set(entry[block] or ())
         start, end = spans[block]
         for pos in range(start, end):
-            _step(asms[pos], marked)
+            _step(effects[pos], marked)
         out = frozenset(marked)
         for succ in successors[block]:
             merged = out if entry[succ] is None else entry[succ] | out
             if merged != entry[succ]:
                 entry[succ] = merged
-                work.append(succ)
+                if succ not in work:
+                    heapq.heappush(work, succ)
     for block, (start, end) in enumerate(spans):
         if entry[block] is None:
             continue  # never reached from the entry (data, or after an indirect jump)
         marked = set(entry[block])
         for pos in range(start, end):
-            asm = asms[pos]
-            if (not _step(asm, marked) and classify(asm) == VMEM_LOAD
-                    and "scratch" not in opcode(asm) and reads(asm)):
+            if not _step(effects[pos], marked) and loads[pos] and effects[pos][0]:
                 repeated.add(ordered[pos].index)
     return frozenset(repeated)

@@ -31,6 +31,12 @@ def _clock(doc: Mapping) -> tuple[float | None, str]:
     return None, "unknown"
 
 
+def clock_mhz(doc: Mapping) -> float | None:
+    """The shader clock the traced cycles run at (measured, else the agent's or the arch's
+    maximum: then a span in µs is a lower bound)."""
+    return _clock(doc)[0]
+
+
 def trace_coverage(doc: Mapping, launch: Mapping | None) -> dict | None:
     """The `trace_coverage` facts of one hotspot document (None without wave timing)."""
     waves = doc.get("waves") or {}

@@ -15,10 +15,10 @@ from kerneltrace.analysis.address_reuse import repeated_loads
 from kerneltrace.analysis.barrier_stragglers import straggler_causes
 from kerneltrace.analysis.barriers import barrier_causes
 from kerneltrace.analysis.control_flow import control_flow, rows_from_instructions
-from kerneltrace.analysis.coverage import trace_coverage
+from kerneltrace.analysis.coverage import clock_mhz, trace_coverage
 from kerneltrace.analysis.dataflow import select_chains
 from kerneltrace.analysis.drains import drain_waits, stall_by_class
-from kerneltrace.analysis.launch import doc_wave_size, launch_context, request_traffic
+from kerneltrace.analysis.launch import Launch, doc_wave_size, launch_context, request_traffic
 from kerneltrace.analysis.setup import kernarg_bases, round_trips
 from kerneltrace.arch.table import get_arch, get_product
 from kerneltrace.readers.codejson import CodeFormat
@@ -58,6 +58,34 @@ def _with_stragglers(barriers: dict | None, doc: Mapping, rows, drains) -> dict 
     return {**barriers, "stragglers": stragglers}
 
 
+def other_launch_reason(doc: Mapping, launch: Launch | None, span_excess: float) -> str | None:
+    """Why the kernel-trace row, joined by kernel name alone, is another launch of the kernel
+    (None when nothing contradicts it): the traced waves ran longer than that launch lasted, or a
+    traced CU ran more waves than its single-round grid gives any CU. A discovery run may have
+    launched the kernel only with other shapes than the traced one."""
+    metadata = doc.get("metadata") or {}
+    if launch is None or metadata.get("kernel_trace_join") != "kernel_name":
+        return None
+    waves = doc.get("waves") or {}
+    span = (waves.get("timing") or {}).get("span_cycles")
+    mhz = clock_mhz(doc)
+    what = (f"the kernel-trace row joined by name ({launch.workgroups} workgroups, "
+            f"{(launch.duration_ns or 0) / 1000:.1f} µs)")
+    if isinstance(span, int) and mhz and launch.duration_ns and (
+            span * 1000 / mhz > span_excess * launch.duration_ns):
+        return (f"the traced waves ran {span / mhz:.1f} µs, longer than {what}: that row is "
+                "another launch of this kernel, so the launch facts are unknown")
+    traced = (waves.get("residency") or {}).get("waves_per_cu")
+    if (isinstance(traced, int | float) and launch.cu_count and launch.rounds is not None
+            and launch.rounds <= 1):
+        most = -(-launch.workgroups // launch.cu_count) * launch.waves_per_workgroup
+        if traced > most:
+            return (f"a traced CU ran {traced:g} waves, more than the {most} {what} gives any CU "
+                    "in its one round: that row is another launch of this kernel, so the launch "
+                    "facts are unknown")
+    return None
+
+
 def structure_of(doc: Mapping, limits: StructureThresholds = DEFAULT_STRUCTURE) -> dict:
     """The `structure` object (docs/hotspot-json.md) of one hotspot document; `limits`: the
     structure thresholds in use (loops, conditional barriers, select chains)."""
@@ -77,6 +105,9 @@ def structure_of(doc: Mapping, limits: StructureThresholds = DEFAULT_STRUCTURE) 
     metadata = doc.get("metadata") or {}
     launch = launch_context(metadata.get("kernel_trace"), metadata.get("agent"),
                             doc.get("occupancy"), wave_size)
+    other_launch = other_launch_reason(doc, launch, limits.name_join_span)
+    if other_launch:
+        launch = None
     product = get_product((metadata.get("agent") or {}).get("product_name"))
     traffic = request_traffic(
         [SimpleNamespace(index=ins["index"], asm=ins.get("asm") or "", hits=ins.get("hits") or 0)
@@ -102,6 +133,7 @@ def structure_of(doc: Mapping, limits: StructureThresholds = DEFAULT_STRUCTURE) 
         "barriers": _with_stragglers(barriers.to_dict() if barriers else None, doc, rows, drains),
         "launch": launch.to_dict() if launch else None,
         "traffic": traffic.to_dict() if traffic else None,
-        "trace_coverage": trace_coverage(doc, launch.to_dict() if launch else None),
+        "trace_coverage": None if other_launch else trace_coverage(doc, launch.to_dict() if launch else None),
+        "launch_unmatched": other_launch,
         "select_chains": [{"first": c.first, "last": c.last, "length": c.length} for c in chains],
     }

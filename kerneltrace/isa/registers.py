@@ -207,7 +207,7 @@ def reads(asm: str) -> set[tuple[str, int]]:
     every = ("store" in first or "write" in first or first.startswith(_NO_DESTINATION)
              or _no_vector_destination(first, asm))
     sources = ops if every else ops[1:]
-    return set().union(*(registers(op) for op in sources)) if sources else set()
+    return registers(", ".join(sources)) if sources else set()
 
 
 

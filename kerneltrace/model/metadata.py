@@ -394,23 +394,6 @@ class TraceMatch:
     csv: Path | None = None
 
 
-def _typical_row(table, rows: list[int]) -> KernelTraceRow:
-    """Of the rows a name join finds, the one of median duration among those launched like the
-    first (same grid, workgroup and resources): the first launch of a kernel is often a cold one
-    (JIT, caches, clocks; a 45 % longer first dispatch on a real FlyDSL capture), and the kernel
-    time a plan states should be a typical dispatch's, not that one's."""
-    first = table.row(rows[0])
-    shape = (first.grid_size, first.workgroup_size, first.vgpr_count, first.accum_vgpr_count,
-             first.sgpr_count, first.lds_bytes)
-    alike = [row for row in (table.row(at) for at in rows)
-             if (row.grid_size, row.workgroup_size, row.vgpr_count, row.accum_vgpr_count,
-                 row.sgpr_count, row.lds_bytes) == shape and row.duration_ns is not None]
-    if len(alike) < 3:  # one or two launches: no typical one to tell from a cold one
-        return first
-    ordered = sorted(alike, key=lambda row: row.duration_ns)
-    return ordered[(len(ordered) - 1) // 2]
-
-
 def match_kernel_trace(
     candidates: list[Path],
     dispatch_id: int | None,
@@ -448,7 +431,10 @@ def match_kernel_trace(
                 warnings.append(
                     f"{path}: {len(by_name)} rows match the kernel name with different resources; using the first"
                 )
-            return TraceMatch(_typical_row(table, by_name), "kernel_name", path)
+            # the first launch of a kernel is often a cold one (JIT, caches, clocks: a 45 % longer
+            # first dispatch on a real FlyDSL capture): the kernel time a plan states is a
+            # typical dispatch's, the median of those launched alike
+            return TraceMatch(table.row(table.typical(by_name)), "kernel_name", path)
     return TraceMatch()
 
 

@@ -137,6 +137,29 @@ def hot_loop(doc: dict, min_loop_share: float = DEFAULT_VERDICT.min_loop_share) 
     return None
 
 
+def mfma_busy_floor(doc: dict, loop: dict | None) -> float | None:
+    """Without wave files, the least MFMA busy a code.json hot loop can have: one wave's MFMA
+    pass cycles (hits × pass cycles, `isa.mfma`) over that wave's loop time (latency + idle of
+    the loop's rows), both summed over the traced waves. Other waves on the same SIMD only add to
+    the pipe's busy time, so the pipe is at least this busy. None for a loop the wave files saw
+    (they measure it) or with no MFMA of known pass latency."""
+    if not loop or loop.get("source") != "code.json":
+        return None
+    from kerneltrace.isa.mfma import mfma_info
+
+    first, last = loop["first_index"], loop["last_index"]
+    time = passes = 0
+    for ins in doc.get("instructions") or []:
+        index = ins.get("index")
+        if not isinstance(index, int) or not first <= index <= last:
+            continue
+        time += cost_cycles(ins)
+        if ins.get("type") == isa.MFMA:
+            info = mfma_info(ins.get("asm") or "")
+            passes += (ins.get("hits") or 0) * (info.cycles if info else 0)
+    return round(min(1.0, passes / time), 4) if time and passes else None
+
+
 def launch_gain(doc: dict) -> tuple[float, float, str] | None:
     """Kernel-time share the idle or tail capacity could take (low, high, why) when the launch
     under-fills the GPU: the idle share times the part of a wave's life that is divisible work
@@ -315,6 +338,11 @@ class Facts:
         return busy if isinstance(busy, int | float) else None
 
     @cached_property
+    def mfma_busy_floor(self) -> float | None:
+        """Without wave files: the least MFMA busy the code.json hot loop has."""
+        return mfma_busy_floor(self.doc, self.loop)
+
+    @cached_property
     def waves_traced(self) -> int | None:
         return wave_count(self.doc)
 
@@ -434,6 +462,40 @@ def launch_bound(f: Facts) -> Bottleneck | None:
     )
 
 
+def launch_overhead(f: Facts) -> Bottleneck | None:
+    """A kernel of a few µs without a decisive in-kernel bound (compute, bandwidth, barriers,
+    hazards, loop issue: checked before it): the dispatch's fixed costs (command processing,
+    launching waves across the GPU, the drain) are the order of its work, so the first knob is
+    above the kernel: fewer launches. The kernel time is the kernel trace's, else the traced waves' span (at the
+    measured clock, else the maximum one: a lower bound)."""
+    launch = f.structure.get("launch") or {}
+    duration = launch.get("duration_ns")
+    basis = "kernel trace"
+    if not isinstance(duration, int | float) or duration <= 0:
+        from kerneltrace.analysis.coverage import clock_mhz
+
+        span = ((f.doc.get("waves") or {}).get("timing") or {}).get("span_cycles")
+        mhz = clock_mhz(f.doc)
+        if not (isinstance(span, int) and span > 0 and mhz):
+            return None
+        duration, basis = span * 1000 / mhz, "the traced waves' span; no kernel trace"
+    if duration > f.limits.launch_overhead_us * 1000:
+        return None
+    return Bottleneck(
+        "launch-bound",
+        f"Launch-bound (overhead): the kernel runs {duration / 1000:.1f} µs ({basis}), the order "
+        "of a dispatch's fixed costs (command processing, launching the waves across the GPU, "
+        "the drain): fewer launches take more time than any in-kernel fix, which can shorten "
+        "only the waves' own part.",
+        [f"kernel time {duration / 1000:.1f} µs ({basis}) ≤ {f.limits.launch_overhead_us:g} µs",
+         *f.lines], "medium" if basis == "kernel trace" else "low",
+        helps=["fuse the kernel with its producer or consumer", "more work per launch (several "
+               "rows, heads or problems per dispatch)", "a HIP graph or a persistent kernel for a "
+               "sequence of small launches", "then the in-wave fixes below (each wave's setup "
+               "round trips are a large part of so short a kernel)"],
+    )
+
+
 def work_distribution(f: Facts) -> Bottleneck | None:
     """Most traced waves exit at the work-range check while the busy waves' critical path sets
     the time (`work_split_gain`): the partition, not the waves' code, is the first knob. Checked
@@ -529,15 +591,19 @@ def capture_bandwidth(f: Facts) -> Bottleneck | None:
 def compute_mfma(f: Facts) -> Bottleneck | None:
     """The hot loop keeps the matrix pipe busy: compute-bound on MFMA."""
     busy, loop = f.mfma_busy, f.loop
+    floor = busy is None
+    busy = f.mfma_busy_floor if floor else busy
     if busy is None or busy < f.limits.mfma_bound:
         return None
+    how = (" at least (no wave files: one wave's MFMA pass cycles over its loop time in "
+           "code.json; other waves on the SIMD only add)" if floor else "")
     return Bottleneck(
         "compute-mfma",
         f"Compute-bound on the matrix pipe: the hot loop (rows {loop['first_index']}–"
         f"{loop['last_index']}, {loop['split']['loop_share']:.0%} of the waves' time) keeps MFMA "
-        f"busy {busy:.0%}; at most {1 - busy:.0%} of it is anything else.",
-        [f"hot-loop MFMA busy {busy:.0%}", f"loop share {loop['split']['loop_share']:.0%}",
-         *f.lines],
+        f"busy {busy:.0%}{how}; at most {1 - busy:.0%} of it is anything else.",
+        [f"hot-loop MFMA busy {'≥ ' if floor else ''}{busy:.0%}",
+         f"loop share {loop['split']['loop_share']:.0%}", *f.lines],
         "high" if busy >= f.limits.mfma_high_confidence else "medium",
         ceiling=round(1 - busy, 4),
         helps=["fewer MFMA pass cycles: a faster MFMA shape, lower precision, less redundant "
@@ -780,7 +846,7 @@ def mixed(f: Facts) -> Bottleneck:
 CHECKS: tuple[Callable[[Facts], Bottleneck | None], ...] = (
     launch_bound, work_distribution, latency_only, compute_mfma, compute_valu, memory_bandwidth,
     request_bandwidth, capture_bandwidth, memory_streaming, synchronisation, nop_hazards,
-    loop_issue, loop_work, prologue, tail, memory_latency,
+    loop_issue, loop_work, launch_overhead, prologue, tail, memory_latency,
 )
 
 

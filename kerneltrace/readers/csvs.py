@@ -188,6 +188,9 @@ _RESOURCE_CELLS = ("VGPR_Count", "Accum_VGPR_Count", "SGPR_Count", "LDS_Block_Si
                    "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z")
 
 
+_GRID_CELLS = ("Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z")
+
+
 class KernelTraceTable:
     """The rows of one kernel_trace CSV as csv.reader lists, each turned into a KernelTraceRow on
     first access.
@@ -256,6 +259,34 @@ class KernelTraceTable:
                 some.setdefault(tuple(values[p] if 0 <= p < count else None for p in positions), at)
         found = (self.row(at) for at in some.values())
         return {(r.vgpr_count, r.accum_vgpr_count, r.sgpr_count, r.lds_bytes, r.workgroup_items) for r in found}
+
+    def typical(self, rows: list[int]) -> int:
+        """Of `rows`, the one of median duration (End − Start) among those launched like the
+        first (the same grid, workgroup and resource cells); the first when fewer than three
+        are alike. Read from the cells, converting only the row chosen."""
+        names = (*_RESOURCE_CELLS, *_GRID_CELLS, "Start_Timestamp", "End_Timestamp")
+        positions = [self._position.get(name, -1) for name in names]
+        table = self._rows
+        try:  # every row holds every cell: one C-level getter per row
+            get = itemgetter(*(p if p >= 0 else 0 for p in positions))
+            present = [p >= 0 for p in positions]
+            cells = [tuple(c if keep else None for c, keep in zip(get(table[at]), present, strict=True))
+                     for at in rows] if not all(present) else [get(table[at]) for at in rows]
+        except IndexError:  # a short row: None for its missing cells
+            cells = [tuple(table[at][p] if 0 <= p < len(table[at]) else None for p in positions)
+                     for at in rows]
+        shape = cells[0][:-2]
+        alike = []
+        for at, values in zip(rows, cells, strict=True):
+            if values[:-2] != shape:
+                continue
+            begun, ended = _int(values[-2]), _int(values[-1])
+            if begun is not None and ended is not None:
+                alike.append((ended - begun, at))
+        if len(alike) < 3:  # one or two launches: no typical one to tell from a cold one
+            return rows[0]
+        alike.sort()
+        return alike[(len(alike) - 1) // 2][1]
 
     def __len__(self) -> int:
         return len(self._rows)

@@ -98,7 +98,7 @@ def _umbrella_gain(share: float, low: float, high: float, what: str) -> Gain:
 def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
     """The hot loop keeps the matrix pipe idle (waits or other work between MFMAs).
 
-    W2: the hottest MFMA loop keeps its matrix pipe busy < 50 % while waits dominate (or ≥ 80 %).
+    W2: the hottest MFMA loop keeps its matrix pipe busy < 50 % while waits dominate (or ≥ 70 %).
 
     Trigger: hotspots/2 only: the hottest loop with a known `mfma_busy_fraction` < 50 % holding ≥ 25
         % of the waves' time; memory (`s_waitcnt` waits and the memory pipes' queue-full issue
@@ -106,7 +106,7 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
         issue gives the waits variant (deepen the software pipeline), else the other-work variant
         (overlap that work with MFMAs). An umbrella over the line findings in the loop: a line
         finding claiming half its gain on the same instructions ranks in its place
-        (`findings.lines_before_umbrellas`); the same loop with MFMA busy ≥ 80 % is
+        (`findings.lines_before_umbrellas`); the same loop with MFMA busy ≥ 70 % (the compute-mfma bar) is
         `W2-hot-loop-mfma-bound` instead (compute-bound, do not chase load latency there)
     Evidence: waits variant: the loop's most stalled waits; other-work variant: its most stalled
         dependent-work rows only (the waits are the load findings'); iterations, cycles/iteration,
@@ -115,7 +115,9 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
         (other); overlaps the line findings (not to be added); bounded by the MFMA work;
         mfma-bound: 5–25 % of the loop's MFMA-busy share of the waves' time; without a stall
         column each row's stall is estimated as latency − issue cycles, as a share of latency
-    Fix: deepen the software pipeline (waits) or overlap the non-MFMA work with MFMAs"""
+    Fix: deepen the software pipeline (waits) or overlap the non-MFMA work with MFMAs; mfma-bound:
+        below 90 % busy, move the work in the pipe's idle gaps (its most stalled rows) under the
+        MFMA blocks, else fewer MFMA pass cycles"""
     bounds = ctx.thresholds.of(VerdictThresholds)
     limits = ctx.thresholds.of(HotLoopThresholds)
     legacy = is_no_stall(ctx.hotspots)
@@ -314,8 +316,14 @@ def _mfma_bound_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThreshol
                                        limits.mfma_removable),
         root_cause=hot.facts + ": memory latency is already hidden behind matrix work.",
         fix=(
-            "Do not chase load latency in this loop. Speed-ups need fewer MFMA pass "
-            "cycles (a faster MFMA variant or lower precision, less redundant compute)."
+            "Do not chase load latency in this loop. "
+            + (f"The pipe still idles {1 - hot.busy:.0%} of the loop: the rows below (barriers, "
+               "LDS reads and their waits between MFMA blocks) are those gaps; issue that work "
+               "under the MFMA blocks (split the LDS reads and their waits across the MFMA "
+               "cluster, partner waves' phases in step), then fewer MFMA pass cycles."
+               if hot.busy < ctx.thresholds.of(VerdictThresholds).mfma_high_confidence else
+               "Speed-ups need fewer MFMA pass cycles (a faster MFMA variant or lower precision, "
+               "less redundant compute).")
         ),
         evidence=[ctx.evidence(ins, "stall inside the loop") for ins in hot.parts.ranked[:5]
                   if (ins.get("stall_cycles") or 0) > 0],

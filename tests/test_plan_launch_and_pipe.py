@@ -1,0 +1,128 @@
+"""Verdicts from the launch and the matrix pipe on the facts a capture may lack (issue 21, held-out check 4).
+
+Synthetic hotspot documents: a kernel of a few µs (by its kernel trace, or by the traced waves'
+span without one) is launch-bound by overhead; a code.json MFMA loop without wave files is
+MFMA-bound when one wave's own MFMA passes fill most of its loop time (a floor on the pipe's
+busy); a kernel-trace row joined by name alone is dropped when the trace contradicts it.
+"""
+
+from __future__ import annotations
+
+from plan_synthetic import Ins, hotspot_doc
+
+from kerneltrace.analysis.launch import launch_context
+from kerneltrace.analysis.structure import other_launch_reason, structure_of
+from kerneltrace.plan.verdict import Facts, decide, mfma_busy_floor
+from kerneltrace.thresholds import DEFAULT_STRUCTURE, DEFAULT_VERDICT
+
+AGENT = {"name": "gfx950", "product_name": "AMD Instinct MI350X", "cu_count": 256,
+         "simd_per_cu": 4, "max_engine_clock_mhz": 2400}
+WAVES = 4
+
+
+def _arch(doc: dict) -> dict:
+    doc["arch"] = {"name": "gfx950", "source": "test", "certain": True, "candidates": ["gfx950"]}
+    return doc
+
+
+def short_kernel(duration_ns: int | None, span_cycles: int | None = None) -> dict:
+    """Two kernel-argument round trips, then a little vector work (fused_rope's shape)."""
+    program = [
+        Ins("s_load_dwordx4 s[4:7], s[0:1], 0x0", "SMEM", "k.py:5", 100, 200, WAVES),
+        Ins("s_waitcnt lgkmcnt(0)", "LDS/SMEM-wait", "k.py:5", 900, 900, WAVES),
+        Ins("s_load_dwordx4 s[8:11], s[0:1], 0x10", "SMEM", "k.py:6", 100, 200, WAVES),
+        Ins("s_waitcnt lgkmcnt(0)", "LDS/SMEM-wait", "k.py:6", 900, 900, WAVES),
+        Ins("v_add_u32_e32 v1, s8, v0", "VALU", "k.py:9", 10, 40, WAVES),
+        Ins("global_store_dword v0, v1, s[4:5]", "VMEM-store", "k.py:9", 50, 80, WAVES),
+        Ins("s_endpgm", "SALU", "k.py:9", 0, 10, WAVES),
+    ]
+    doc = _arch(hotspot_doc(program, waves={"waves": WAVES}))
+    trace = None if duration_ns is None else {
+        "grid_size": [256 * 64, 1, 1], "workgroup_size": [64, 1, 1], "duration_ns": duration_ns}
+    doc["metadata"] = {"agent": dict(AGENT), "kernel_trace": trace, "kernel_trace_join": "dispatch_id"}
+    doc["waves"] = {"waves": WAVES, "clock_mhz": 2000.0,
+                    "timing": {"span_cycles": span_cycles} if span_cycles else {}}
+    doc["structure"] = structure_of(doc)
+    return doc
+
+
+def test_a_kernel_of_a_few_microseconds_is_launch_bound_by_overhead():
+    bar_ns = DEFAULT_VERDICT.launch_overhead_us * 1000
+    verdict = decide(short_kernel(int(bar_ns * 0.8)))
+    assert verdict.kind == "launch-bound" and "overhead" in verdict.sentence
+    assert any("fuse" in help for help in verdict.helps)
+    assert decide(short_kernel(int(bar_ns * 3))).kind != "launch-bound"
+
+
+def test_without_a_kernel_trace_the_traced_span_stands_for_the_kernel_time():
+    bar_cycles = DEFAULT_VERDICT.launch_overhead_us * 2000  # µs × 2000 MHz
+    short = decide(short_kernel(None, span_cycles=int(bar_cycles * 0.5)))
+    assert short.kind == "launch-bound" and "no kernel trace" in short.sentence
+    assert short.confidence == "low"
+    assert decide(short_kernel(None, span_cycles=int(bar_cycles * 4))).kind != "launch-bound"
+    assert decide(short_kernel(None)).kind != "launch-bound"  # neither: nothing to judge by
+
+
+MFMA = "v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], a[0:15]"
+
+
+def mfma_loop(mfma_latency: int, other_latency: int, iterations: int = 64) -> dict:
+    """A code.json loop (no wave files) of two MFMAs and a wait; one wave per SIMD."""
+    hits = WAVES * iterations
+    program = [
+        Ins("s_mov_b32 s12, 0", "SALU", "k.py:5", 0, 4, WAVES),
+        Ins(MFMA, "MFMA", "k.py:10", mfma_latency // 2, mfma_latency, hits),
+        Ins(MFMA, "MFMA", "k.py:10", mfma_latency // 2, mfma_latency, hits),
+        Ins("s_waitcnt lgkmcnt(0)", "LDS/SMEM-wait", "k.py:11", other_latency, other_latency, hits),
+        Ins("s_cbranch_scc1 -4", "branch", "k.py:12", 0, 4, hits),
+        Ins("s_endpgm", "SALU", "k.py:12", 0, 10, WAVES),
+    ]
+    doc = _arch(hotspot_doc(program))
+    doc["metadata"] = {"agent": dict(AGENT), "kernel_trace": None}
+    doc["structure"] = structure_of(doc)
+    return doc
+
+
+def test_without_wave_files_a_full_mfma_stream_is_mfma_bound():
+    from kerneltrace.isa.mfma import mfma_info
+
+    passes = mfma_info(MFMA).cycles
+    # each MFMA row's latency summed over the loop's hits: a pipe kept full by this wave alone
+    full = mfma_loop(mfma_latency=passes * WAVES * 64, other_latency=passes * WAVES * 8)
+    facts = Facts(full, None, DEFAULT_VERDICT)
+    assert facts.loop and facts.loop["source"] == "code.json" and facts.mfma_busy is None
+    floor = mfma_busy_floor(full, facts.loop)
+    assert floor is not None and floor >= DEFAULT_VERDICT.mfma_bound
+    verdict = decide(full)
+    assert verdict.kind == "compute-mfma" and "at least" in verdict.sentence
+    # the same MFMAs in a loop three times as long: the floor says nothing about the pipe
+    slow = mfma_loop(mfma_latency=passes * WAVES * 64, other_latency=passes * WAVES * 64 * 4)
+    assert mfma_busy_floor(slow, Facts(slow, None, DEFAULT_VERDICT).loop) < DEFAULT_VERDICT.mfma_bound
+    assert decide(slow).kind != "compute-mfma"
+
+
+def _joined_by_name(duration_ns: int, span_cycles: int, waves_per_cu: float) -> dict:
+    doc = short_kernel(None)
+    doc["metadata"] = {"agent": dict(AGENT), "kernel_trace_join": "kernel_name", "kernel_trace": {
+        "grid_size": [69 * 256, 1, 1], "workgroup_size": [256, 1, 1], "duration_ns": duration_ns}}
+    doc["waves"] = {"waves": 28, "clock_mhz": 2000.0, "timing": {"span_cycles": span_cycles},
+                    "residency": {"waves_per_cu": waves_per_cu}}
+    return doc
+
+
+def test_a_name_joined_row_the_trace_contradicts_is_not_this_launch():
+    # 69 workgroups of 4 waves on 256 CUs: one round, at most 4 waves on any CU, 4.4 µs
+    launch = launch_context({"grid_size": [69 * 256, 1, 1], "workgroup_size": [256, 1, 1],
+                             "duration_ns": 4440}, AGENT, {"waves_per_simd": 8}, 64)
+    longer = _joined_by_name(4440, span_cycles=12_000, waves_per_cu=4)  # 6 µs of waves
+    assert "longer than" in other_launch_reason(longer, launch, DEFAULT_STRUCTURE.name_join_span)
+    crowded = _joined_by_name(4440, span_cycles=6_000, waves_per_cu=7)
+    assert "more than the 4" in other_launch_reason(crowded, launch, DEFAULT_STRUCTURE.name_join_span)
+    consistent = _joined_by_name(4440, span_cycles=6_000, waves_per_cu=4)
+    assert other_launch_reason(consistent, launch, DEFAULT_STRUCTURE.name_join_span) is None
+    by_id = _joined_by_name(4440, span_cycles=12_000, waves_per_cu=7)
+    by_id["metadata"]["kernel_trace_join"] = "dispatch_id"  # the dispatch's own row: kept
+    assert other_launch_reason(by_id, launch, DEFAULT_STRUCTURE.name_join_span) is None
+    structure = structure_of(longer)
+    assert structure["launch"] is None and structure["trace_coverage"] is None
+    assert "another launch" in structure["launch_unmatched"]
