@@ -126,3 +126,21 @@ def test_a_name_joined_row_the_trace_contradicts_is_not_this_launch():
     structure = structure_of(longer)
     assert structure["launch"] is None and structure["trace_coverage"] is None
     assert "another launch" in structure["launch_unmatched"]
+
+
+def test_an_uncertain_arch_times_the_span_at_its_slowest_candidate_clock():
+    from kerneltrace.arch.table import PRODUCTS, slowest_clock_mhz
+
+    slowest = min(p.max_clock_mhz for p in PRODUCTS.values()
+                  if p.arch in ("gfx942", "gfx950") and p.max_clock_mhz)
+    assert slowest_clock_mhz(["gfx942", "gfx950", "nonsense"]) == slowest
+    bar_cycles = DEFAULT_VERDICT.launch_overhead_us * slowest
+    for cycles, bound in ((bar_cycles * 0.9, True), (bar_cycles * 1.1, False)):
+        doc = short_kernel(None, span_cycles=int(cycles))
+        doc["waves"].pop("clock_mhz")
+        doc["metadata"]["agent"] = None
+        doc["arch"] = {"name": None, "source": "unknown", "certain": False,
+                       "candidates": ["gfx942", "gfx950"]}
+        verdict = decide(doc)
+        assert (verdict.kind == "launch-bound") is bound
+        assert not bound or "slowest candidate" in verdict.sentence

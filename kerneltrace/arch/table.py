@@ -8,6 +8,7 @@ listed in `unconfirmed`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from kerneltrace.records import record
 
@@ -271,6 +272,15 @@ def arch_clock_mhz(name: str | int | None) -> int | None:
     if len(clocks) != 1 or None in clocks:
         return None
     return clocks.pop()
+
+
+def slowest_clock_mhz(names: Iterable[str]) -> int | None:
+    """The lowest maximum engine clock (MHz) of any listed product of these archs: the clock at
+    which a cycle count lasts longest when only candidate archs are known."""
+    archs = {spec.name for spec in (get_arch(name) for name in names) if spec is not None}
+    clocks = [product.max_clock_mhz for product in PRODUCTS.values()
+              if product.arch in archs and product.max_clock_mhz]
+    return min(clocks, default=None)
 
 
 def arch_peak_hbm_gbps(name: str | int | None) -> float | None:

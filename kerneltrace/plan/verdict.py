@@ -475,10 +475,15 @@ def launch_overhead(f: Facts) -> Bottleneck | None:
         from kerneltrace.analysis.coverage import clock_mhz
 
         span = ((f.doc.get("waves") or {}).get("timing") or {}).get("span_cycles")
-        mhz = clock_mhz(f.doc)
+        mhz, basis = clock_mhz(f.doc), "the traced waves' span; no kernel trace"
+        if mhz is None:  # an uncertain arch: the slowest candidate's clock, the longest time
+            from kerneltrace.arch.table import slowest_clock_mhz
+
+            mhz = slowest_clock_mhz((f.doc.get("arch") or {}).get("candidates") or [])
+            basis += ", at the slowest candidate arch's clock"
         if not (isinstance(span, int) and span > 0 and mhz):
             return None
-        duration, basis = span * 1000 / mhz, "the traced waves' span; no kernel trace"
+        duration = span * 1000 / mhz
     if duration > f.limits.launch_overhead_us * 1000:
         return None
     return Bottleneck(
