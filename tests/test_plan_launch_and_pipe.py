@@ -144,3 +144,35 @@ def test_an_uncertain_arch_times_the_span_at_its_slowest_candidate_clock():
         verdict = decide(doc)
         assert (verdict.kind == "launch-bound") is bound
         assert not bound or "slowest candidate" in verdict.sentence
+
+
+def setup_then_loop(setup_latency: int, loop_latency: int) -> dict:
+    """Straight-line setup run once per wave, then a loop of 4 iterations (no wave files)."""
+    loop_hits = WAVES * 4
+    program = [
+        Ins("s_load_dwordx4 s[4:7], s[0:1], 0x0", "SMEM", "k.py:5", 100, 200, WAVES),
+        Ins("s_waitcnt lgkmcnt(0)", "LDS/SMEM-wait", "k.py:5", setup_latency, setup_latency, WAVES),
+        Ins("buffer_load_dwordx4 v[4:7], v0, s[4:7], 0 offen", "VMEM-load", "k.py:6", 50, 60, WAVES),
+        Ins("s_waitcnt vmcnt(0)", "VMEM-wait", "k.py:6", setup_latency, setup_latency, WAVES),
+        Ins("v_add_f32_e32 v8, v4, v8", "VALU", "k.py:9", loop_latency, loop_latency, loop_hits),  # 4
+        Ins("v_mul_f32_e32 v9, v8, v5", "VALU", "k.py:9", loop_latency, loop_latency, loop_hits),
+        Ins("s_cbranch_scc1 -3", "branch", "k.py:9", 0, 4, loop_hits),  # back to row 4
+        Ins("s_endpgm", "SALU", "k.py:10", 0, 10, WAVES),
+    ]
+    doc = _arch(hotspot_doc(program))
+    doc["metadata"] = {"agent": dict(AGENT), "kernel_trace": {
+        "grid_size": [256 * 256 * 8, 1, 1], "workgroup_size": [256, 1, 1], "duration_ns": 400_000}}
+    doc["structure"] = structure_of(doc)
+    return doc
+
+
+def test_a_hot_loop_holding_less_than_most_of_the_wave_leaves_the_verdict_to_the_setup():
+    heavy = setup_then_loop(setup_latency=30_000, loop_latency=8_000)
+    flow = heavy["structure"]["control_flow"]
+    assert flow["hot_loop"] and flow["hot_loop"]["time_share"] < DEFAULT_VERDICT.min_loop_share
+    assert flow["prologue_share"] >= DEFAULT_VERDICT.prologue_share
+    verdict = decide(heavy)
+    assert verdict.kind == "prologue" and "before the hot loop" in verdict.sentence
+    light = setup_then_loop(setup_latency=2_000, loop_latency=8_000)
+    assert light["structure"]["control_flow"]["hot_loop"]["time_share"] >= DEFAULT_VERDICT.min_loop_share
+    assert decide(light).kind != "prologue"

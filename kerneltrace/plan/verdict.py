@@ -770,17 +770,35 @@ def loop_work(f: Facts) -> Bottleneck | None:
     )
 
 
+def _before_the_loop(f: Facts) -> tuple[float, float] | None:
+    """(share of the waves' time before the code.json hot loop, the loop's share) when the
+    kernel iterates but its hot loop holds less than most of the waves' time (issue 21.5)."""
+    flow = f.structure.get("control_flow") or {}
+    hot = flow.get("hot_loop") or {}
+    before, loop = flow.get("prologue_share"), hot.get("time_share")
+    if not hot or not isinstance(before, int | float) or not isinstance(loop, int | float):
+        return None
+    return (before, loop) if loop < f.limits.min_loop_share else None
+
+
 def prologue(f: Facts) -> Bottleneck | None:
-    """Once-per-wave setup is a large share of the waves' cost."""
+    """Once-per-wave setup is a large share of the waves' cost: the kernel-argument round trips,
+    or everything before a hot loop that holds less than most of the waves' time."""
     share = prologue_share(f.doc, f.waves_traced)
-    if share < f.limits.prologue_share:
+    before = _before_the_loop(f)
+    if share < f.limits.prologue_share and (before is None or before[0] < f.limits.prologue_share):
         return None
     serial = (f.structure.get("setup") or {}).get("serialized_round_trips") or 0
+    what = (f"once-per-wave setup (kernel-argument scalar loads and their waits) is {share:.0%} "
+            "of the waves' cost" if share >= f.limits.prologue_share else
+            f"the code before the hot loop (kernel-argument round trips, address setup, the first "
+            f"loads) is {before[0]:.0%} of the waves' time and the loop only {before[1]:.0%}")
     return Bottleneck(
         "prologue",
-        f"Prologue-dominated: once-per-wave setup (kernel-argument scalar loads and their waits) "
-        f"is {share:.0%} of the waves' cost; each wave does too little work to amortise it.",
-        [f"once-per-wave setup {share:.0%} of cost", *f.lines], "medium",
+        f"Prologue-dominated: {what}; each wave does too little work to amortise it.",
+        [f"once-per-wave setup {share:.0%} of cost",
+         *([f"before the hot loop {before[0]:.0%} of the waves' time, the loop {before[1]:.0%}"]
+           if before else []), *f.lines], "medium",
         helps=(["one kernel-argument round trip instead of several: hoist the late `s_load` "
                 "batches into the first, or preload the arguments"] if serial else [])
         + ["more work per wave (persistent waves, several tiles per wave)",
