@@ -10,9 +10,9 @@ names asked and the code that reads them, so it is kept here and reused while al
   as the XDG spec says), else ``~/.cache/kerneltrace/…``; never beside the input. One file per
   CSV, named by its device and inode; written by `kerneltrace.atomic` (atomic replace, the umask's
   mode, no symlink another user planted followed).
-* Valid while: the CSV's absolute path, device, inode, size, mtime_ns and ctime_ns are the ones
-  stored (ctime changes on every write and chmod and cannot be set back by a user), and the code
-  that computed it is the same (size and mtime_ns of the reader modules, the interpreter version,
+* Valid while: the CSV's real path (links resolved), device, inode, size, mtime_ns and ctime_ns
+  are the ones stored (ctime changes on every write and chmod and cannot be set back by a user),
+  and the code that computed it is the same (size and mtime_ns of the reader modules, the interpreter version,
   csv.field_size_limit()). Anything else, an unreadable or malformed cache file included, is a miss.
 * Only successful reads are stored: a CSV that fails to read is read (and warned about) every run.
   Only CSVs of 256 KiB or more (smaller ones read in about a millisecond), and only once the CSV
@@ -71,7 +71,7 @@ def _code_stamp(matcher: str) -> list:
 
 
 def _identity(path: str, info: os.stat_result) -> list:
-    return [os.path.abspath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+    return [os.path.realpath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
 
 
 def _file_of(folder: str, info: os.stat_result) -> str:
