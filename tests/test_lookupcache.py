@@ -177,3 +177,12 @@ def test_the_table_cells_rebuild_the_row(tmp_path: Path):
     table = csvs.read_kernel_trace_table(path)
     for at in range(len(table)):
         assert csvs.KernelTraceTable(table.header, [table.cells(at)], str(path)).row(0) == table.row(at)
+
+
+def test_a_csv_the_dispatch_id_search_reads_is_not_stored(tmp_path: Path, cache: Path):
+    path = tmp_path / "run_kernel_trace.csv"
+    path.write_text(HEADER + '"KERNEL_DISPATCH",1,"k",8\n')
+    assert _match([path], ["k"], None, 5)[1] == "kernel_name"  # no row with Dispatch_Id 5: by name
+    assert not cache.exists()
+    assert _match([path], ["k"], None, None)[1] == "kernel_name"  # no dispatch id: stored
+    assert any(cache.iterdir())

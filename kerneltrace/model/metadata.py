@@ -416,10 +416,11 @@ def match_kernel_trace(
     key = lookupcache.query_key(wanted, kernel_filter)
     # (path, its stat, the file read or None, the cached lookup or MISS)
     files: list[tuple[Path, os.stat_result, KernelTraceFile | None, object]] = []
+    by_name_only = {path for path in candidates if dispatch_id is None or is_other_run(path)}
     for path in candidates:
         try:
             info = _readable_stat(path)
-            if dispatch_id is None or is_other_run(path):  # only a lookup by name can need it
+            if path in by_name_only:  # the dispatch-id search never reads it
                 hit = lookupcache.find(str(path), info, key, __file__)
                 if hit is not lookupcache.MISS:
                     files.append((path, info, None, hit))
@@ -439,7 +440,8 @@ def match_kernel_trace(
     for path, info, trace, found in files:
         if trace is not None:
             found = _by_name(trace, wanted, kernel_filter)
-            lookupcache.store(str(path), info, key, found, __file__)
+            if path in by_name_only:  # (another is read every run: storing its lookup would not pay)
+                lookupcache.store(str(path), info, key, found, __file__)
         if found is not None:
             header, cells, count, mixed = found
             if mixed:
