@@ -23,6 +23,15 @@ def all_shared_dispatch_dirs() -> list[Path]:
     return sorted(found)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The kernel_trace lookup cache (kerneltrace.model.lookupcache) of every test and every CLI it
+    starts goes to a folder of the session's, never the user's ~/.cache."""
+    folder = tmp_path_factory.mktemp("xdg-cache")
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT

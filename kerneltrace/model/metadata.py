@@ -29,12 +29,14 @@ from operator import attrgetter
 from pathlib import Path
 
 from kerneltrace.errors import InputError
+from kerneltrace.model import lookupcache
 from kerneltrace.model.naming import DISPATCH_RE
 from kerneltrace.namematch import name_matches
 from kerneltrace.readers.csvs import (
     AgentInfo,
     KernelTraceFile,
     KernelTraceRow,
+    KernelTraceTable,
     gpu_agents,
     read_agent_info,
     read_kernel_trace_file,
@@ -365,11 +367,15 @@ def _cached(kind: str, path: str, stamp: tuple[int, int]) -> KernelTraceFile | t
     return tuple(read_agent_info(Path(path)))
 
 
-def _read(kind: str, path: Path) -> KernelTraceFile | tuple:
+def _readable_stat(path: Path) -> os.stat_result:
     try:
-        info = os.stat(path)
+        return os.stat(path)
     except OSError as err:
         raise InputError(f"cannot read ({err.strerror})", str(path), "check permissions") from None
+
+
+def _read(kind: str, path: Path, info: os.stat_result | None = None) -> KernelTraceFile | tuple:
+    info = _readable_stat(path) if info is None else info
     return _cached(kind, str(path), (info.st_mtime_ns, info.st_size))
 
 
@@ -401,41 +407,68 @@ def match_kernel_trace(
     kernel_filter: str | None,
     warnings: list[str],
 ) -> TraceMatch:
-    """The kernel_trace row of this dispatch among ``candidates`` (in preference order)."""
-    files: list[tuple[Path, KernelTraceFile]] = []
+    """The kernel_trace row of this dispatch among ``candidates`` (in preference order).
+
+    A lookup by name of a CSV the dispatch-id search does not read is taken from the per-user
+    cache (kerneltrace.model.lookupcache) when the same file was looked up for the same names
+    before: it is then not read at all (it read without error then and is unchanged since)."""
+    wanted = {n for n in names if n}
+    key = lookupcache.query_key(wanted, kernel_filter)
+    # (path, its stat, the file read or None, the cached lookup or MISS)
+    files: list[tuple[Path, os.stat_result, KernelTraceFile | None, object]] = []
+    by_name_only = {path for path in candidates if dispatch_id is None or is_other_run(path)}
     for path in candidates:
         try:
-            files.append((path, _read("trace", path)))
+            info = _readable_stat(path)
+            if path in by_name_only:  # the dispatch-id search never reads it
+                hit = lookupcache.find(str(path), info, key, __file__)
+                if hit is not lookupcache.MISS:
+                    files.append((path, info, None, hit))
+                    continue
+            files.append((path, info, _read("trace", path, info), lookupcache.MISS))
         except InputError as err:
             warnings.append(f"ignored {path}: {err.what}")
     if dispatch_id is not None:
-        for path, trace in files:
-            if is_other_run(path):
+        for path, _, trace, _ in files:
+            if is_other_run(path) or trace is None:
                 continue
             table = trace.table()
             same = [at for at, found in enumerate(table.ids) if found == dispatch_id]
             agreeing = [at for at in same if names_agree(table.names[at], names)]
             if agreeing:
                 return TraceMatch(table.row(agreeing[0]), "dispatch_id", path)
-    wanted = {n for n in names if n}
-    for path, trace in files:
-        # by name, only the rows that can name the kernel are parsed (a discovery CSV's ~10^4 rows)
-        table = trace.naming(wanted)
-        by_name = [at for at, name in enumerate(table.names) if name in wanted]
-        if not by_name and kernel_filter:
-            needle = kernel_filter.lower()
-            table = trace.mentioning(kernel_filter)
-            by_name = [at for at, name in enumerate(table.names) if needle in name.lower()]
-        if by_name:
-            if len(table.resources(by_name)) > 1:
+    for path, info, trace, found in files:
+        if trace is not None:
+            found = _by_name(trace, wanted, kernel_filter)
+            if path in by_name_only:  # (another is read every run: storing its lookup would not pay)
+                lookupcache.store(str(path), info, key, found, __file__)
+        if found is not None:
+            header, cells, count, mixed = found
+            if mixed:
                 warnings.append(
-                    f"{path}: {len(by_name)} rows match the kernel name with different resources; using the first"
+                    f"{path}: {count} rows match the kernel name with different resources; using the first"
                 )
-            # the first launch of a kernel is often a cold one (JIT, caches, clocks: a 45 % longer
-            # first dispatch on a real FlyDSL capture): the kernel time a plan states is a
-            # typical dispatch's, the median of those launched alike
-            return TraceMatch(table.row(table.typical(by_name)), "kernel_name", path)
+            return TraceMatch(KernelTraceTable(header, [cells], str(path)).row(0), "kernel_name", path)
     return TraceMatch()
+
+
+def _by_name(trace: KernelTraceFile, wanted: set[str], kernel_filter: str | None) -> list | None:
+    """[header, the typical row's cells, how many rows, whether their resources differ] of the
+    rows naming the kernel (exactly one of ``wanted``, else holding ``kernel_filter`` in any case),
+    or None. The typical row: the median duration among those launched like the first (the first
+    launch of a kernel is often a cold one: JIT, caches, clocks; a 45 % longer first dispatch on a
+    real FlyDSL capture), so the kernel time a plan states is a typical dispatch's."""
+    # only the rows that can name the kernel are parsed (a discovery CSV's ~10^4 rows)
+    table = trace.naming(wanted)
+    by_name = [at for at, name in enumerate(table.names) if name in wanted]
+    if not by_name and kernel_filter:
+        needle = kernel_filter.lower()
+        table = trace.mentioning(kernel_filter)
+        by_name = [at for at, name in enumerate(table.names) if needle in name.lower()]
+    if not by_name:
+        return None
+    return [table.header, table.cells(table.typical(by_name)), len(by_name),
+            len(table.resources(by_name)) > 1]
 
 
 def match_agents(

@@ -237,6 +237,10 @@ class KernelTraceTable:
                 row[name] = None
         return row
 
+    def cells(self, at: int) -> list[str]:
+        """Row ``at`` as csv.reader read it (``KernelTraceTable(header, [cells], source).row(0)`` is ``row(at)``)."""
+        return list(self._rows[at])
+
     def row(self, at: int) -> KernelTraceRow:
         found = self._converted.get(at)
         if found is None:
