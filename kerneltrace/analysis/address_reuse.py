@@ -36,7 +36,7 @@ _READS_VCC = ("v_cndmask_b32_e32", "v_addc", "v_subb", "v_subbrev", "v_div_fmas"
 def _effect(asm: str) -> tuple[frozenset, frozenset, frozenset, frozenset]:
     """(reads, writes, marked on a hit besides writes, unmarked when not hit besides writes) of
     one instruction: named registers plus SCC and VCC where it reads or sets them."""
-    found = reads(asm)
+    found = set(reads(asm))
     op = opcode(asm)
     if op.startswith(_READS_SCC):
         found.add(SCC)

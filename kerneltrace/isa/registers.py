@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from kerneltrace.records import record
 
@@ -198,7 +199,8 @@ def _no_vector_destination(op: str, asm: str) -> bool:
     return False
 
 
-def reads(asm: str) -> set[tuple[str, int]]:
+@lru_cache(maxsize=16384)
+def reads(asm: str) -> frozenset[tuple[str, int]]:
     """Registers an instruction reads: every operand of a store, a scalar compare (or another
     instruction without a destination), a load into LDS or an atomic without return, else all
     but the destination."""
@@ -207,17 +209,18 @@ def reads(asm: str) -> set[tuple[str, int]]:
     every = ("store" in first or "write" in first or first.startswith(_NO_DESTINATION)
              or _no_vector_destination(first, asm))
     sources = ops if every else ops[1:]
-    return registers(", ".join(sources)) if sources else set()
+    return frozenset(registers(", ".join(sources))) if sources else frozenset()
 
 
 
-def writes(asm: str) -> set[tuple[str, int]]:
+@lru_cache(maxsize=16384)
+def writes(asm: str) -> frozenset[tuple[str, int]]:
     """Registers an instruction writes: its first operand, except for stores, compares (SCC/VCC
     only, VOPC e32), waits and branches, which write no named register."""
     op = asm.split(None, 1)[0].lower() if asm.strip() else ""
     if op.startswith(_NO_DESTINATION) or "store" in op or "write" in op or _no_vector_destination(op, asm):
-        return set()
+        return frozenset()
     if op.startswith(("v_cmp", "v_cmpx")) and op.endswith("_e32"):
-        return set()
+        return frozenset()
     ops = operands(asm)
-    return registers(ops[0]) if ops else set()
+    return frozenset(registers(ops[0])) if ops else frozenset()
