@@ -176,3 +176,17 @@ def test_a_hot_loop_holding_less_than_most_of_the_wave_leaves_the_verdict_to_the
     light = setup_then_loop(setup_latency=2_000, loop_latency=8_000)
     assert light["structure"]["control_flow"]["hot_loop"]["time_share"] >= DEFAULT_VERDICT.min_loop_share
     assert decide(light).kind != "prologue"
+
+
+def test_the_plan_says_why_the_launch_is_not_known_and_what_the_requests_leave_out():
+    from kerneltrace.plan.summary import build_summary
+    from kerneltrace.render.plan import plan_outputs
+
+    doc = _joined_by_name(4440, span_cycles=12_000, waves_per_cu=4)
+    doc["structure"] = structure_of(doc)
+    summary = build_summary([doc], [])
+    entry = summary["kernels"][0]["dispatches"][0]
+    assert entry["launch"] is None and "another launch" in entry["launch_unmatched"]
+    files = plan_outputs(summary, [doc], [])
+    assert "Not known: the traced waves ran 6.0 µs" in files["plan.md"]
+    assert "Not known: the traced waves ran 6.0 µs" in files["plan.html"]

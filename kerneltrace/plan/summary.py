@@ -137,6 +137,7 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = D
                             + work_split_notes(hotspot_doc, thresholds.of(CoverageThresholds))
                             + capture_quality(hotspot_doc, findings)),
         "launch": ctx.structure.get("launch"),
+        "launch_unmatched": ctx.structure.get("launch_unmatched"),
         "trace_coverage": ctx.coverage.to_dict() if ctx.coverage else None,
         "occupancy_observed": observed_occupancy(hotspot_doc),
         "traffic": _traffic(whole, ctx.structure.get("traffic")),
