@@ -125,3 +125,20 @@ def test_request_traffic_leaves_repeated_loads_out_of_the_dispatch_bytes():
     assert traffic.repeated_load_bytes_per_wave == per_load
     assert traffic.dispatch_bytes == per_load * 1000
     assert traffic.fraction_of_peak == round(per_load * 1000 / 10_000 / 8000, 4)
+
+
+def test_a_vector_register_rewritten_inside_an_if_keeps_the_marks_of_the_lanes_left_off():
+    rows = program(
+        "s_load_dwordx4 s[8:11], s[0:1], 0x10",
+        "v_add_u32_e32 v1, s2, v0",                 # the workgroup's offset, every lane
+        "v_cmp_gt_u32_e32 vcc, 16, v0",
+        "s_and_saveexec_b64 s[4:5], vcc",           # if (lane < 16)
+        "v_mov_b32_e32 v1, v0",                     #   these lanes only: lane offset
+        "s_or_b64 exec, exec, s[4:5]",              # end if
+        "s_waitcnt lgkmcnt(0)",
+        "buffer_load_dword v2, v1, s[8:11], 0 offen",  # lanes ≥ 16 still address by workgroup
+        "v_mov_b32_e32 v1, v0",                     # every lane on: replaced
+        "buffer_load_dword v3, v1, s[8:11], 0 offen",
+        "s_endpgm",
+    )
+    assert repeated_loads(rows, KERNARG) == {9}

@@ -10,8 +10,10 @@ gamma and beta, a bias, a lookup table): after the first workgroup on an L2, L2 
 they are HBM traffic once per L2, not once per workgroup.
 
 Conservative by construction: a register is marked if any path can make it depend on the
-workgroup, and preloaded kernel arguments (input SGPRs too) count as workgroup-dependent, so a
-load is called repeated only when no path lets its address vary with the workgroup.
+workgroup, a vector register written while EXEC may be narrowed (inside an `if`: a saved and
+narrowed mask not yet restored) keeps its marks in the lanes left off, and preloaded kernel
+arguments (input SGPRs too) count as workgroup-dependent, so a load is called repeated only when
+no path lets its address vary with the workgroup.
 """
 
 from __future__ import annotations
@@ -33,9 +35,28 @@ _READS_VCC = ("v_cndmask_b32_e32", "v_addc", "v_subb", "v_subbrev", "v_div_fmas"
 
 
 @lru_cache(maxsize=8192)
-def _effect(asm: str) -> tuple[frozenset, frozenset, frozenset, frozenset]:
-    """(reads, writes, marked on a hit besides writes, unmarked when not hit besides writes) of
-    one instruction: named registers plus SCC and VCC where it reads or sets them."""
+def _exec_action(op: str, asm: str) -> str | None:
+    """What an instruction does to EXEC: "push" (saves it and narrows it: an `if`), "narrow" (no
+    save), "pop" (restores a saved mask: the `if` ends), "full" (all lanes on), or None."""
+    text = asm.lower()
+    if "saveexec" in op:
+        return "narrow" if "andn2" in op or "xor" in op else "push"
+    if op.startswith("v_cmpx"):
+        return "narrow"
+    operands = text.split(None, 1)[-1].replace(" ", "").split(",")
+    if not operands or operands[0] != "exec":
+        return None
+    if op.startswith("s_mov") and operands[-1] in ("-1", "0xffffffffffffffff"):
+        return "full"
+    if op.startswith(("s_or", "s_mov")):
+        return "pop"
+    return "narrow"
+
+
+def _effect(asm: str) -> tuple[frozenset, frozenset, frozenset, frozenset, str | None, bool]:
+    """(reads, writes, marked on a hit besides writes, unmarked when not hit besides writes,
+    what it does to EXEC, whether it writes VGPRs lane by lane) of one instruction: named
+    registers plus SCC and VCC where it reads or sets them."""
     found = set(reads(asm))
     op = opcode(asm)
     if op.startswith(_READS_SCC):
@@ -52,13 +73,32 @@ def _effect(asm: str) -> tuple[frozenset, frozenset, frozenset, frozenset]:
         cleared.add(SCC)  # these write SCC alone: from unmarked inputs it is unmarked
     if op.startswith("v_cmp") and op.endswith("_e32"):
         cleared.add(VCC)
-    return frozenset(found), frozenset(writes(asm)), frozenset(extra), frozenset(cleared)
+    wrote = frozenset(writes(asm))
+    lanes = any(kind in ("v", "a") for kind, _ in wrote)
+    return (frozenset(found), wrote, frozenset(extra), frozenset(cleared), _exec_action(op, asm),
+            lanes)
 
 
-def _step(effect: tuple[frozenset, frozenset, frozenset, frozenset], marked: set[Register]) -> bool:
-    """Apply one instruction to the marked set; True when it read a marked register."""
-    read, wrote, extra, cleared = effect
+def _depth(marked: set[Register]) -> int:
+    """How many `if` levels EXEC may be narrowed by ((exec, k) entries; a join keeps the most)."""
+    return max((index for kind, index in marked if kind == "exec"), default=0)
+
+
+def _step(effect: tuple, marked: set[Register]) -> bool:
+    """Apply one instruction to the marked set; True when it read a marked register. A vector
+    register written while EXEC may be narrowed keeps its marks in the lanes left off (a weak
+    update); a scalar one, or one written with every lane on, is replaced."""
+    read, wrote, extra, cleared, action, lanes = effect
+    if action is not None:
+        depth = _depth(marked)
+        marked -= {r for r in marked if r[0] == "exec"}
+        depth = {"push": depth + 1, "narrow": max(depth, 1), "pop": max(depth - 1, 0),
+                 "full": 0}[action]
+        if depth:
+            marked.add(("exec", depth))
     if marked.isdisjoint(read):
+        if lanes and _depth(marked):
+            wrote = frozenset(r for r in wrote if r[0] not in ("v", "a"))
         marked -= wrote
         marked -= cleared
         return False
@@ -109,7 +149,7 @@ def input_sgprs(asms: Iterable[str]) -> set[Register]:
     written: set[Register] = set()
     inputs: set[Register] = set()
     for asm in asms:
-        read, wrote, _, _ = _effect(asm)
+        read, wrote, *_ = _effect(asm)
         inputs |= {r for r in read - written if r[0] == "s"}
         written |= wrote
     return inputs
