@@ -190,3 +190,19 @@ def test_the_plan_says_why_the_launch_is_not_known_and_what_the_requests_leave_o
     files = plan_outputs(summary, [doc], [])
     assert "Not known: the traced waves ran 6.0 µs" in files["plan.md"]
     assert "Not known: the traced waves ran 6.0 µs" in files["plan.html"]
+
+
+def test_without_agent_info_an_arch_whose_products_agree_gives_the_cu_count_and_the_peak():
+    from kerneltrace.arch.table import arch_cu_count, arch_peak_hbm_gbps
+    from kerneltrace.plan.summary import build_summary
+
+    assert arch_cu_count("gfx950") == 256 and arch_cu_count("gfx942") is None  # MI300A: 228
+    doc = short_kernel(200_000)
+    doc["metadata"]["agent"] = None
+    doc["metadata"]["kernel_trace"]["grid_size"] = [128 * 64, 1, 1]  # 128 workgroups
+    doc["structure"] = structure_of(doc)
+    launch, traffic = doc["structure"]["launch"], doc["structure"]["traffic"]
+    assert launch["cu_count"] == 256 and launch["cu_fill"] == 0.5 and launch["launch_bound"]
+    assert traffic["peak_gbps"] == arch_peak_hbm_gbps("gfx950")
+    entry = build_summary([doc], [])["kernels"][0]["dispatches"][0]
+    assert entry["traffic"]["peak_product"] == "gfx950 (every listed product; no agent_info)"

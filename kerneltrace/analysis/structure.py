@@ -20,7 +20,7 @@ from kerneltrace.analysis.dataflow import select_chains
 from kerneltrace.analysis.drains import drain_waits, stall_by_class
 from kerneltrace.analysis.launch import Launch, doc_wave_size, launch_context, request_traffic
 from kerneltrace.analysis.setup import kernarg_bases, round_trips
-from kerneltrace.arch.table import get_arch, get_product
+from kerneltrace.arch.table import arch_cu_count, arch_peak_hbm_gbps, get_arch, get_product
 from kerneltrace.readers.codejson import CodeFormat
 from kerneltrace.thresholds import DEFAULT_STRUCTURE, StructureThresholds
 
@@ -103,8 +103,11 @@ def structure_of(doc: Mapping, limits: StructureThresholds = DEFAULT_STRUCTURE) 
     setup = round_trips(rows, drains, total, bases)
     barriers = barrier_causes(rows, drains, flow, limits)
     metadata = doc.get("metadata") or {}
-    launch = launch_context(metadata.get("kernel_trace"), metadata.get("agent"),
-                            doc.get("occupancy"), wave_size)
+    agent = dict(metadata.get("agent") or {})
+    if not agent.get("cu_count") and arch is not None:
+        # no agent_info: the CU count every listed product of the arch shares (gfx950: 256)
+        agent["cu_count"] = arch_cu_count(arch.name)
+    launch = launch_context(metadata.get("kernel_trace"), agent, doc.get("occupancy"), wave_size)
     other_launch = other_launch_reason(doc, launch, limits.name_join_span)
     if other_launch:
         launch = None
@@ -113,7 +116,11 @@ def structure_of(doc: Mapping, limits: StructureThresholds = DEFAULT_STRUCTURE) 
         [SimpleNamespace(index=ins["index"], asm=ins.get("asm") or "", hits=ins.get("hits") or 0)
          for ins in instructions],
         flow.waves, wave_size, launch.grid_waves if launch else None,
-        launch.duration_ns if launch else None, product.peak_hbm_gbps if product else None,
+        launch.duration_ns if launch else None,
+        product.peak_hbm_gbps if product else (
+            # no agent_info: the peak every listed product of the arch shares (gfx950: 8 TB/s);
+            # a product the table lacks gets no peak
+            arch_peak_hbm_gbps(arch.name) if arch and not agent.get("product_name") else None),
         repeated_loads(rows, bases))
     ordered = sorted(instructions, key=lambda ins: ins["index"])
     chains = select_chains([(ins["index"], ins.get("asm") or "") for ins in ordered],

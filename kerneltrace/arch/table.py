@@ -72,6 +72,7 @@ class ProductSpec:
     max_clock_mhz: int | None
     peak_confirmed: bool  # False: community/secondary figure (docs/pmc-counters.md §4 marks all unconfirmed)
     source: str
+    cu_count: int | None = None  # CUs of one agent (one GCD of an MI250/MI250X); public spec
 
 
 _CDNA_COMMON = dict(
@@ -199,18 +200,18 @@ ARCH_ALIASES: dict[str, str] = {"gfx940": "gfx942", "gfx941": "gfx942"}
 PRODUCTS: dict[str, ProductSpec] = {
     p.name: p
     for p in (
-        ProductSpec("MI210", "gfx90a", 1600.0, 1700, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec"),
-        ProductSpec("MI250", "gfx90a", None, 1700, False, "clock: public spec"),
-        ProductSpec("MI250X", "gfx90a", 3200.0, 1700, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec"),
-        ProductSpec("MI300X", "gfx942", 5300.0, 2100, False, "docs/pmc-counters.md §4; AMD product page (amd.com/en/products/accelerators/instinct/mi300/mi300x.html: 5.3 TB/s); clock: public spec"),
-        ProductSpec("MI300A", "gfx942", 5300.0, 2100, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec"),
+        ProductSpec("MI210", "gfx90a", 1600.0, 1700, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec", cu_count=104),
+        ProductSpec("MI250", "gfx90a", None, 1700, False, "clock: public spec", cu_count=104),
+        ProductSpec("MI250X", "gfx90a", 3200.0, 1700, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec", cu_count=110),
+        ProductSpec("MI300X", "gfx942", 5300.0, 2100, False, "docs/pmc-counters.md §4; AMD product page (amd.com/en/products/accelerators/instinct/mi300/mi300x.html: 5.3 TB/s); clock: public spec", cu_count=304),
+        ProductSpec("MI300A", "gfx942", 5300.0, 2100, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec", cu_count=228),
         ProductSpec("MI325X", "gfx942", 6000.0, 2100, False, "AMD product page (amd.com/en/products/"
-                    "accelerators/instinct/mi300/mi325x.html: 6 TB/s HBM3E); clock: public spec"),
+                    "accelerators/instinct/mi300/mi325x.html: 6 TB/s HBM3E); clock: public spec", cu_count=304),
         ProductSpec("MI350X", "gfx950", 8000.0, 2200, False,
                     "docs/pmc-counters.md §4 (community reports); AMD product page (amd.com/en/products/"
                     "accelerators/instinct/mi350/mi350x.html: 8 TB/s HBM3E); clock: observed "
-                    "agent_info Max_Engine_Clk_Fcompute"),
-        ProductSpec("MI355X", "gfx950", 8000.0, 2400, False, "docs/pmc-counters.md §4 (community reports); AMD product page (amd.com/en/products/accelerators/instinct/mi350/mi355x.html: 8 TB/s); clock: public spec"),
+                    "agent_info Max_Engine_Clk_Fcompute", cu_count=256),
+        ProductSpec("MI355X", "gfx950", 8000.0, 2400, False, "docs/pmc-counters.md §4 (community reports); AMD product page (amd.com/en/products/accelerators/instinct/mi350/mi355x.html: 8 TB/s); clock: public spec", cu_count=256),
     )
 }
 
@@ -272,6 +273,17 @@ def arch_clock_mhz(name: str | int | None) -> int | None:
     if len(clocks) != 1 or None in clocks:
         return None
     return clocks.pop()
+
+
+def arch_cu_count(name: str | int | None) -> int | None:
+    """The CUs of one agent every listed product of the arch shares (gfx950: MI350X and MI355X,
+    256); None when the arch is unknown or its products differ (gfx942: MI300X 304, MI300A 228):
+    then only the agent's own CU count can tell."""
+    spec = get_arch(name)
+    if spec is None:
+        return None
+    counts = {product.cu_count for product in PRODUCTS.values() if product.arch == spec.name}
+    return counts.pop() if len(counts) == 1 and None not in counts else None
 
 
 def slowest_clock_mhz(names: Iterable[str]) -> int | None:

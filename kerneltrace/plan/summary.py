@@ -107,7 +107,11 @@ def _traffic(hotspot_doc: dict, traffic: dict | None) -> dict | None:
     if not traffic:
         return traffic
     agent = (hotspot_doc.get("metadata") or {}).get("agent") or {}
-    return {**traffic, "peak_product": agent.get("product_name")}
+    product = agent.get("product_name")
+    arch = (hotspot_doc.get("arch") or {}).get("name")
+    if not product and traffic.get("peak_gbps") and arch:
+        product = f"{arch} (every listed product; no agent_info)"
+    return {**traffic, "peak_product": product}
 
 
 def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = DEFAULT_TABLE) -> dict:
