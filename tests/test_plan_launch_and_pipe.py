@@ -206,3 +206,29 @@ def test_without_agent_info_an_arch_whose_products_agree_gives_the_cu_count_and_
     assert traffic["peak_gbps"] == arch_peak_hbm_gbps("gfx950")
     entry = build_summary([doc], [])["kernels"][0]["dispatches"][0]
     assert entry["traffic"]["peak_product"] == "gfx950 (every listed product; no agent_info)"
+
+
+def _burst_then(valu: str, valu_stall: int) -> dict:
+    loads = [Ins(f"global_load_dword v{40 + n}, v[{2 * n}:{2 * n + 1}], off", "VMEM-load", "k.py:27",
+                 100 if n else 0, 120, WAVES) for n in range(6)]
+    return _arch(hotspot_doc([
+        Ins("s_load_dwordx2 s[4:5], s[0:1], 0x0", "SMEM", "k.py:5", 10, 40, WAVES),
+        *loads,
+        Ins(valu, "VALU", "k.py:30", valu_stall, valu_stall + 8, WAVES),
+        Ins("s_waitcnt vmcnt(0)", "VMEM-wait", "k.py:31", 2000, 2000, WAVES),
+        Ins("s_endpgm", "SALU", "k.py:31", 0, 10, WAVES),
+    ]))
+
+
+def test_the_instruction_after_a_load_burst_carries_its_back_pressure():
+    from kerneltrace.plan.context import PlanContext
+    from kerneltrace.plan.rules.vmem_patterns import vmem_queue_burst
+
+    # independent of the loads and stalling far longer than they do: the burst's stall
+    found = vmem_queue_burst(PlanContext(_burst_then("v_pk_mul_f32 v[14:15], v[14:15], v[4:5]", 20_000)))
+    assert found and found[0].evidence[0].instruction_index == 7
+    assert "until the memory pipe has taken them" in found[0].root_cause
+    # it reads a loaded register (a data dependency, not back-pressure), or stalls little: not added
+    for valu, stall in (("v_add_f32_e32 v9, v40, v41", 20_000), ("v_mul_f32_e32 v9, v8, v7", 300)):
+        found = vmem_queue_burst(PlanContext(_burst_then(valu, stall)))
+        assert all(e.instruction_index != 7 for f in found for e in f.evidence)

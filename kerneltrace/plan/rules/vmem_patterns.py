@@ -154,6 +154,29 @@ def stalling_bursts(ctx: PlanContext, min_loads: int, max_gap: int) -> list[list
     ]
 
 
+_NOT_BACK_PRESSURE = (VMEM_LOAD, VMEM_STORE, LDS, SMEM, "VMEM-wait", "LDS/SMEM-wait", "barrier")
+
+
+def back_pressure(ctx: PlanContext, burst: list[dict]) -> dict | None:
+    """The instruction right after a load burst when the burst's queue back-pressure surfaces on
+    it: not a memory instruction, wait or barrier, reading none of the burst's destinations (no
+    data waits on them there), and stalling longer than the burst's loads together — the wave
+    blocks at it until the memory pipe has taken the loads (a burst of one-dword loads from
+    every wave of the SIMD)."""
+    from kerneltrace.isa.registers import reads, writes
+
+    _, following = ctx.neighbours(burst[-1]["index"], 0, 1)
+    if not following:
+        return None
+    nxt = following[0]
+    if nxt.get("type") in _NOT_BACK_PRESSURE or is_vmem_load(nxt):
+        return None
+    loaded = set().union(*(writes(ins.get("asm") or "") for ins in burst))
+    if loaded & reads(nxt.get("asm") or ""):
+        return None
+    return nxt if (nxt.get("stall_cycles") or 0) > total_stall(burst) else None
+
+
 @plan_rule(id="P2-vmem-queue-burst", lever="memory-pipeline", order=70,
            thresholds=(PatternThresholds,))
 def vmem_queue_burst(ctx: PlanContext) -> list[Finding]:
@@ -161,14 +184,18 @@ def vmem_queue_burst(ctx: PlanContext) -> list[Finding]:
 
     P2: back-to-back vector loads with no compute between them; later loads stall on issue.
 
-    Trigger: ≥ 4 VMEM loads with ≤ 2 non-MFMA instructions between them, later loads stall on issue,
+    Trigger: ≥ 4 VMEM loads with ≤ 2 non-MFMA instructions between them, later loads stall on issue
+        (or the instruction right after the burst carries its back-pressure: no memory op, wait or
+        barrier, reading none of the loaded registers, stalling longer than the loads together),
         ≥ 1 % of stall
-    Evidence: stalled loads of the burst
+    Evidence: stalled loads of the burst, and that instruction
     Gain: 30–70 % of their issue stall
     Fix: software-pipeline the loop so loads are spread between compute"""
     limits = ctx.thresholds.of(PatternThresholds)
     per_line: dict[str, list[dict]] = {}
+    pressured: dict[str, list[dict]] = {}
     for burst in stalling_bursts(ctx, limits.burst_min_loads, limits.burst_max_gap):
+        blocked = back_pressure(ctx, burst)
         owner = max(
             {
                 id(ctx.line_of.get(i["index"]) or {}): ctx.line_of.get(i["index"]) for i in burst
@@ -177,9 +204,12 @@ def vmem_queue_burst(ctx: PlanContext) -> list[Finding]:
         )
         if owner:
             per_line.setdefault(owner["location"], []).extend(burst)
+            if blocked is not None:
+                pressured.setdefault(owner["location"], []).append(blocked)
     findings = []
     for location, loads in per_line.items():
-        share = ctx.share(total_stall(loads))
+        blocked = pressured.get(location, [])
+        share = ctx.share(total_stall(loads) + total_stall(blocked))
         if share < limits.min_share:
             continue
         findings.append(
@@ -190,14 +220,22 @@ def vmem_queue_burst(ctx: PlanContext) -> list[Finding]:
                                            "the issue stall of these loads"),
                 root_cause=(
                     f"{len(loads)} vector loads are issued back to back with no compute between them; "
-                    "the vector-memory queue fills and the later loads stall on issue."
+                    "the vector-memory queue fills and the later loads stall on issue"
+                    + ("" if not blocked else
+                       f", and the wave then waits {total_stall(blocked):,} cycles at "
+                       + ", ".join(f"#{ins['index']} ({ins.get('asm', '').split()[0]})" for ins in blocked)
+                       + " until the memory pipe has taken them (it reads none of the loaded "
+                       "registers: the stall is the loads', not its own)") + "."
                 ),
                 fix=(
                     "Software-pipeline the loop: prefetch tile n+1 while computing tile n (double "
-                    "buffering), so loads are spread between compute instead of bunched."
+                    "buffering), so loads are spread between compute instead of bunched"
+                    + ("; and fewer, wider requests (several elements per lane: dwordx2/x4 over "
+                       "contiguous data) instead of one-dword loads" if blocked else "") + "."
                 ),
                 schematic="load(A[0]); load(B[0])\nfor n: load(A[n+1]); load(B[n+1]); compute(n)",
-                evidence=[ctx.evidence(ins, "load in burst") for ins in loads if stalled(ins)][:8],
+                evidence=([ctx.evidence(ins, "waits for the burst to issue") for ins in blocked]
+                          + [ctx.evidence(ins, "load in burst") for ins in loads if stalled(ins)])[:8],
                 effort="medium",
             )
         )
