@@ -25,7 +25,7 @@ from functools import lru_cache
 from kerneltrace.analysis.control_flow import FlowRow, with_addresses
 from kerneltrace.analysis.loops import branch_target
 from kerneltrace.isa.classify import VMEM_LOAD, classify, opcode
-from kerneltrace.isa.registers import reads, registers, writes
+from kerneltrace.isa.registers import operands, reads, registers, writes
 
 Register = tuple[str, int]
 SCC: Register = ("scc", 0)
@@ -34,25 +34,24 @@ _READS_SCC = ("s_cselect", "s_cmov", "s_addc", "s_subb", "s_cbranch_scc")
 _READS_VCC = ("v_cndmask_b32_e32", "v_addc", "v_subb", "v_subbrev", "v_div_fmas", "s_cbranch_vcc")
 
 
-@lru_cache(maxsize=8192)
 def _exec_action(op: str, asm: str) -> str | None:
     """What an instruction does to EXEC: "push" (saves it and narrows it: an `if`), "narrow" (no
     save), "pop" (restores a saved mask: the `if` ends), "full" (all lanes on), or None."""
-    text = asm.lower()
     if "saveexec" in op:
         return "narrow" if "andn2" in op or "xor" in op else "push"
     if op.startswith("v_cmpx"):
         return "narrow"
-    operands = text.split(None, 1)[-1].replace(" ", "").split(",")
-    if not operands or operands[0] != "exec":
+    parts = [part.lower() for part in operands(asm)]
+    if not parts or parts[0] != "exec":
         return None
-    if op.startswith("s_mov") and operands[-1] in ("-1", "0xffffffffffffffff"):
+    if op.startswith("s_mov") and parts[-1] in ("-1", "0xffffffffffffffff"):
         return "full"
     if op.startswith(("s_or", "s_mov")):
         return "pop"
     return "narrow"
 
 
+@lru_cache(maxsize=8192)
 def _effect(asm: str) -> tuple[frozenset, frozenset, frozenset, frozenset, str | None, bool]:
     """(reads, writes, marked on a hit besides writes, unmarked when not hit besides writes,
     what it does to EXEC, whether it writes VGPRs lane by lane) of one instruction: named

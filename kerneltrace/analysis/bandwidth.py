@@ -45,7 +45,7 @@ class BandwidthEstimate:
 
 
 def _rows(doc: Mapping) -> list[SimpleNamespace]:
-    return [SimpleNamespace(index=ins.get("index"), asm=ins.get("asm") or "", hits=ins.get("hits") or 0)
+    return [SimpleNamespace(asm=ins.get("asm") or "", hits=ins.get("hits") or 0)
             for ins in doc.get("instructions") or []]
 
 

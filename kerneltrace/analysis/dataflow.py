@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from kerneltrace.isa.classify import opcode
 from kerneltrace.isa.registers import reads, writes
@@ -21,19 +20,9 @@ from kerneltrace.thresholds import DEFAULT_STRUCTURE
 _SELECTS = ("v_cndmask", "v_max", "v_min", "v_pk_max", "v_pk_min")
 
 
-@lru_cache(maxsize=4096)
-def _reads(asm: str) -> frozenset:
-    return frozenset(reads(asm))
-
-
-@lru_cache(maxsize=4096)
-def _writes(asm: str) -> frozenset:
-    return frozenset(writes(asm))
-
-
 def depends(producer: str, consumer: str) -> bool:
     """True when `consumer` reads a register `producer` writes (read after write)."""
-    return bool(_writes(producer) & _reads(consumer))
+    return bool(writes(producer) & reads(consumer))
 
 
 def can_move_above(asms: Sequence[str], moved: int, above: int) -> bool:
@@ -82,7 +71,7 @@ def select_chains(rows: Sequence[tuple[int, str]],
             continue
         linked = [at for at, prior in recent
                   if depends(prior, asm)
-                  or any(depends(prior, a) and _writes(a) & _reads(asm) for a in between)]
+                  or any(depends(prior, a) and writes(a) & reads(asm) for a in between)]
         if linked:
             if start is None:
                 start, length = linked[0], 1

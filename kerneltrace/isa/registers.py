@@ -212,7 +212,6 @@ def reads(asm: str) -> frozenset[tuple[str, int]]:
     return frozenset(registers(", ".join(sources))) if sources else frozenset()
 
 
-
 @lru_cache(maxsize=16384)
 def writes(asm: str) -> frozenset[tuple[str, int]]:
     """Registers an instruction writes: its first operand, except for stores, compares (SCC/VCC

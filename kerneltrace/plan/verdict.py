@@ -160,6 +160,19 @@ def mfma_busy_floor(doc: dict, loop: dict | None) -> float | None:
     return round(min(1.0, passes / time), 4) if time and passes else None
 
 
+def divisible_life(doc: dict, structure: dict, chain_max_loads: int) -> tuple[float, str]:
+    """(share of a wave's life that a re-partition of the work divides, the one-chain note): the
+    kernel-argument round trips are paid by every wave however the work is split, and a
+    straight-line wave that is one latency chain divides only its issue cycles
+    (plan/divisible.py)."""
+    total = (structure.get("waits") or {}).get("total_cycles") or 0
+    lifetime = sum(cost_cycles(ins) for ins in doc.get("instructions") or []) or total
+    fixed = ((structure.get("setup") or {}).get("stall_cycles") or 0) / lifetime if lifetime else 0.0
+    divisible, chain = divisible_share(doc, structure, wave_count(doc), chain_max_loads,
+                                       ISSUE_CYCLES)
+    return min(max(0.0, 1 - fixed), divisible), chain
+
+
 def launch_gain(doc: dict) -> tuple[float, float, str] | None:
     """Kernel-time share the idle or tail capacity could take (low, high, why) when the launch
     under-fills the GPU: the idle share times the part of a wave's life that is divisible work
@@ -171,13 +184,8 @@ def launch_gain(doc: dict) -> tuple[float, float, str] | None:
         return None
     fill, tail = launch.get("cu_fill"), launch.get("tail_loss") or 0.0
     idle = max(1 - fill if fill is not None else 0.0, tail)
-    setup = structure.get("setup") or {}
-    total = (structure.get("waits") or {}).get("total_cycles") or 0
-    lifetime = sum(cost_cycles(ins) for ins in doc.get("instructions") or []) or total
-    fixed = (setup.get("stall_cycles") or 0) / lifetime if lifetime else 0.0
-    divisible, chain = divisible_share(doc, structure, wave_count(doc),
-                                       DEFAULT_VERDICT.chain_max_loads, ISSUE_CYCLES)
-    high = round(idle * min(max(0.0, 1 - fixed), divisible), 4)
+    share, chain = divisible_life(doc, structure, DEFAULT_VERDICT.chain_max_loads)
+    high = round(idle * share, 4)
     reason = launch.get("reason") or ""
     return round(high / 2, 4), high, f"{reason}; {chain}" if chain else reason
 
@@ -226,15 +234,11 @@ def work_split_gain(doc: dict, limits: VerdictThresholds = DEFAULT_VERDICT) -> W
     else:
         spread, spread_why = busy / traced, f"{busy} busy of {traced} waves"
     structure = doc_structure(doc)
-    lifetime = sum(cost_cycles(ins) for ins in doc.get("instructions") or [])
-    fixed = ((structure.get("setup") or {}).get("stall_cycles") or 0) / lifetime if lifetime else 0.0
-    divisible, chain = divisible_share(doc, structure, wave_count(doc), limits.chain_max_loads,
-                                       ISSUE_CYCLES)
+    share, chain = divisible_life(doc, structure, limits.chain_max_loads)
     coverage = structure.get("trace_coverage") or {}
     clock, duration = coverage.get("clock_mhz"), coverage.get("duration_ns")
     kernel = duration * clock / 1000 if clock and duration else span
     time_share = min(1.0, longest / kernel)
-    share = min(max(0.0, 1 - fixed), divisible)
     high = round((1 - spread) * share * time_share, 4)
     reason = (f"work distribution: {split['empty_share']:.0%} of the traced waves "
               f"({split['empty_waves']} of {traced}) exit without work; the {busy} busy waves' "

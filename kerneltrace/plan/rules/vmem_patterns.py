@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kerneltrace.analysis.dataflow import depends
 from kerneltrace.isa.classify import LDS, SMEM, VMEM_LOAD, VMEM_STORE
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, hiding_gain
@@ -163,16 +164,13 @@ def back_pressure(ctx: PlanContext, burst: list[dict]) -> dict | None:
     data waits on them there), and stalling longer than the burst's loads together — the wave
     blocks at it until the memory pipe has taken the loads (a burst of one-dword loads from
     every wave of the SIMD)."""
-    from kerneltrace.isa.registers import reads, writes
-
     _, following = ctx.neighbours(burst[-1]["index"], 0, 1)
     if not following:
         return None
     nxt = following[0]
     if nxt.get("type") in _NOT_BACK_PRESSURE or is_vmem_load(nxt):
         return None
-    loaded = set().union(*(writes(ins.get("asm") or "") for ins in burst))
-    if loaded & reads(nxt.get("asm") or ""):
+    if any(depends(ins.get("asm") or "", nxt.get("asm") or "") for ins in burst):
         return None
     return nxt if (nxt.get("stall_cycles") or 0) > total_stall(burst) else None
 
