@@ -142,3 +142,25 @@ def test_a_vector_register_rewritten_inside_an_if_keeps_the_marks_of_the_lanes_l
         "s_endpgm",
     )
     assert repeated_loads(rows, KERNARG) == {9}
+
+
+def test_a_loop_that_narrows_exec_on_every_pass_settles():
+    """A rolled loop saves and narrows EXEC each iteration without restoring it (a held-out
+    ThunderKittens build): the dataflow entered the header one `if` level deeper every pass and
+    never ended. Levels are capped, so it settles and still judges the loads."""
+    rows = program(
+        "s_load_dwordx4 s[4:7], s[0:1], 0x0",
+        "v_lshlrev_b32_e32 v1, 4, v0",
+        "s_mul_i32 s3, s2, 0x1000",
+        "v_add_u32_e32 v2, s3, v1",
+        "s_waitcnt lgkmcnt(0)",
+        "v_cmp_gt_u32_e32 vcc, 64, v0",              # loop header
+        "s_and_saveexec_b64 s[10:11], vcc",          # narrows EXEC, never restored in the loop
+        "buffer_load_dwordx4 v[4:7], v2, s[4:7], 0 offen",   # workgroup-addressed
+        "buffer_load_dwordx4 v[8:11], v1, s[4:7], 0 offen",  # lane-addressed
+        "s_add_u32 s12, s12, 1",
+        "s_cmp_lt_u32 s12, 16",
+        "s_cbranch_scc1 -7",                         # back to the header (row 5)
+        "s_endpgm",
+    )
+    assert repeated_loads(rows, KERNARG) == {8}

@@ -31,6 +31,10 @@ Register = tuple[str, int]
 SCC: Register = ("scc", 0)
 VCC: Register = ("vcc", 0)
 _READS_SCC = ("s_cselect", "s_cmov", "s_addc", "s_subb", "s_cbranch_scc")
+# `if` levels told apart; deeper ones count as this many. A loop whose body saves and narrows
+# EXEC without restoring it (a rolled loop's exec juggling) would otherwise enter its header one
+# level deeper on every pass, and the dataflow would never settle.
+MAX_EXEC_DEPTH = 8
 _READS_VCC = ("v_cndmask_b32_e32", "v_addc", "v_subb", "v_subbrev", "v_div_fmas", "s_cbranch_vcc")
 
 
@@ -91,7 +95,8 @@ def _step(effect: tuple, marked: set[Register]) -> bool:
     if action is not None:
         depth = _depth(marked)
         marked -= {r for r in marked if r[0] == "exec"}
-        depth = {"push": depth + 1, "narrow": max(depth, 1), "pop": max(depth - 1, 0),
+        depth = {"push": min(depth + 1, MAX_EXEC_DEPTH), "narrow": max(depth, 1),
+                 "pop": max(depth - 1, 0),
                  "full": 0}[action]
         if depth:
             marked.add(("exec", depth))
