@@ -221,6 +221,11 @@ class LaunchBoundThresholds:
     tail_loss: float = heuristic(0.25, "share of the run's CU capacity the last round of resident "
                                  "workgroups leaves idle from which a multi-round dispatch is "
                                  "launch-bound (tail)")
+    idle_cu_time_share: float = heuristic(0.5, "share of the traced shader engines' CU time "
+                                          "(CUs per SE × the kernel's span there) holding none of "
+                                          "the kernel's waves (occupancy.json) from which a "
+                                          "dispatch without a kernel-trace row is launch-bound: "
+                                          "CUs without work and CUs whose work ended early alike")
 
 
 @dataclass(frozen=True)

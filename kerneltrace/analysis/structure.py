@@ -16,11 +16,19 @@ from kerneltrace.analysis.barrier_stragglers import straggler_causes
 from kerneltrace.analysis.barriers import barrier_causes
 from kerneltrace.analysis.control_flow import control_flow, rows_from_instructions
 from kerneltrace.analysis.coverage import clock_mhz, trace_coverage
+from kerneltrace.analysis.cu_usage import judged_usage
 from kerneltrace.analysis.dataflow import select_chains
 from kerneltrace.analysis.drains import drain_waits, stall_by_class
 from kerneltrace.analysis.launch import Launch, doc_wave_size, launch_context, request_traffic
 from kerneltrace.analysis.setup import kernarg_bases, round_trips
-from kerneltrace.arch.table import arch_cu_count, arch_peak_hbm_gbps, get_arch, get_product
+from kerneltrace.arch.table import (
+    arch_cu_count,
+    arch_cus_per_shader_engine,
+    arch_peak_hbm_gbps,
+    cus_per_shader_engine,
+    get_arch,
+    get_product,
+)
 from kerneltrace.readers.codejson import CodeFormat
 from kerneltrace.thresholds import DEFAULT_STRUCTURE, StructureThresholds
 
@@ -112,6 +120,11 @@ def structure_of(doc: Mapping, limits: StructureThresholds = DEFAULT_STRUCTURE) 
     if other_launch:
         launch = None
     product = get_product((metadata.get("agent") or {}).get("product_name"))
+    # without launch facts, what occupancy.json shows of the traced SEs stands in for them
+    usage = None if launch is not None else judged_usage(
+        doc.get("cu_usage"),
+        (cus_per_shader_engine(product) if product else None)
+        or (arch_cus_per_shader_engine(arch.name) if arch else None))
     traffic = request_traffic(
         [SimpleNamespace(index=ins["index"], asm=ins.get("asm") or "", hits=ins.get("hits") or 0)
          for ins in instructions],
@@ -142,5 +155,6 @@ def structure_of(doc: Mapping, limits: StructureThresholds = DEFAULT_STRUCTURE) 
         "traffic": traffic.to_dict() if traffic else None,
         "trace_coverage": None if other_launch else trace_coverage(doc, launch.to_dict() if launch else None),
         "launch_unmatched": other_launch,
+        "cu_usage": usage.to_dict() if usage else None,
         "select_chains": [{"first": c.first, "last": c.last, "length": c.length} for c in chains],
     }

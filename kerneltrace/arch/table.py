@@ -8,7 +8,7 @@ listed in `unconfirmed`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from kerneltrace.records import record
 
@@ -73,6 +73,7 @@ class ProductSpec:
     peak_confirmed: bool  # False: community/secondary figure (docs/pmc-counters.md §4 marks all unconfirmed)
     source: str
     cu_count: int | None = None  # CUs of one agent (one GCD of an MI250/MI250X); public spec
+    shader_engines: int | None = None  # SEs of one agent (4 per XCD on CDNA3/CDNA4): occupancy.json's per-SE keys
 
 
 _CDNA_COMMON = dict(
@@ -203,15 +204,15 @@ PRODUCTS: dict[str, ProductSpec] = {
         ProductSpec("MI210", "gfx90a", 1600.0, 1700, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec", cu_count=104),
         ProductSpec("MI250", "gfx90a", None, 1700, False, "clock: public spec", cu_count=104),
         ProductSpec("MI250X", "gfx90a", 3200.0, 1700, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec", cu_count=110),
-        ProductSpec("MI300X", "gfx942", 5300.0, 2100, False, "docs/pmc-counters.md §4; AMD product page (amd.com/en/products/accelerators/instinct/mi300/mi300x.html: 5.3 TB/s); clock: public spec", cu_count=304),
-        ProductSpec("MI300A", "gfx942", 5300.0, 2100, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec", cu_count=228),
+        ProductSpec("MI300X", "gfx942", 5300.0, 2100, False, "docs/pmc-counters.md §4; AMD product page (amd.com/en/products/accelerators/instinct/mi300/mi300x.html: 5.3 TB/s); clock: public spec", cu_count=304, shader_engines=32),
+        ProductSpec("MI300A", "gfx942", 5300.0, 2100, False, "AMD product page; docs/pmc-counters.md §4; clock: public spec", cu_count=228, shader_engines=24),
         ProductSpec("MI325X", "gfx942", 6000.0, 2100, False, "AMD product page (amd.com/en/products/"
-                    "accelerators/instinct/mi300/mi325x.html: 6 TB/s HBM3E); clock: public spec", cu_count=304),
+                    "accelerators/instinct/mi300/mi325x.html: 6 TB/s HBM3E); clock: public spec", cu_count=304, shader_engines=32),
         ProductSpec("MI350X", "gfx950", 8000.0, 2200, False,
                     "docs/pmc-counters.md §4 (community reports); AMD product page (amd.com/en/products/"
                     "accelerators/instinct/mi350/mi350x.html: 8 TB/s HBM3E); clock: observed "
-                    "agent_info Max_Engine_Clk_Fcompute", cu_count=256),
-        ProductSpec("MI355X", "gfx950", 8000.0, 2400, False, "docs/pmc-counters.md §4 (community reports); AMD product page (amd.com/en/products/accelerators/instinct/mi350/mi355x.html: 8 TB/s); clock: public spec", cu_count=256),
+                    "agent_info Max_Engine_Clk_Fcompute", cu_count=256, shader_engines=32),
+        ProductSpec("MI355X", "gfx950", 8000.0, 2400, False, "docs/pmc-counters.md §4 (community reports); AMD product page (amd.com/en/products/accelerators/instinct/mi350/mi355x.html: 8 TB/s); clock: public spec", cu_count=256, shader_engines=32),
     )
 }
 
@@ -262,28 +263,41 @@ def get_product(name: str | None) -> ProductSpec | None:
     return None
 
 
+def _shared_by_products(name: str | int | None, value_of: Callable[[ProductSpec], object]) -> object:
+    """The value every listed product of the arch shares; None when the arch is unknown, no
+    product has it or its products differ."""
+    spec = get_arch(name)
+    if spec is None:
+        return None
+    values = {value_of(product) for product in PRODUCTS.values() if product.arch == spec.name}
+    return values.pop() if len(values) == 1 and None not in values else None
+
+
 def arch_clock_mhz(name: str | int | None) -> int | None:
     """The maximum engine clock (MHz) every listed product of the arch shares; None when the arch
     is unknown, has no product with a clock, or its products differ (gfx950: MI350X 2200, MI355X
     2400): then only the agent's own Max_Engine_Clk_Fcompute can tell."""
-    spec = get_arch(name)
-    if spec is None:
-        return None
-    clocks = {product.max_clock_mhz for product in PRODUCTS.values() if product.arch == spec.name}
-    if len(clocks) != 1 or None in clocks:
-        return None
-    return clocks.pop()
+    return _shared_by_products(name, lambda product: product.max_clock_mhz)
 
 
 def arch_cu_count(name: str | int | None) -> int | None:
     """The CUs of one agent every listed product of the arch shares (gfx950: MI350X and MI355X,
     256); None when the arch is unknown or its products differ (gfx942: MI300X 304, MI300A 228):
     then only the agent's own CU count can tell."""
-    spec = get_arch(name)
-    if spec is None:
+    return _shared_by_products(name, lambda product: product.cu_count)
+
+
+def cus_per_shader_engine(product: ProductSpec) -> float | None:
+    """CUs per shader engine of one product (gfx942: 9.5, some SEs 9 and some 10; gfx950: 8)."""
+    if not product.cu_count or not product.shader_engines:
         return None
-    counts = {product.cu_count for product in PRODUCTS.values() if product.arch == spec.name}
-    return counts.pop() if len(counts) == 1 and None not in counts else None
+    return product.cu_count / product.shader_engines
+
+
+def arch_cus_per_shader_engine(name: str | int | None) -> float | None:
+    """CUs per shader engine every listed product of the arch shares (gfx942 9.5, gfx950 8;
+    None for gfx90a, whose SE count the table lacks)."""
+    return _shared_by_products(name, cus_per_shader_engine)
 
 
 def slowest_clock_mhz(names: Iterable[str]) -> int | None:
@@ -299,10 +313,4 @@ def arch_peak_hbm_gbps(name: str | int | None) -> float | None:
     """The HBM peak (GB/s) every listed product of the arch shares (gfx950: MI350X and MI355X,
     8 TB/s); None when the arch is unknown or its products differ or lack a figure: then only the
     agent's product name can tell."""
-    spec = get_arch(name)
-    if spec is None:
-        return None
-    peaks = {product.peak_hbm_gbps for product in PRODUCTS.values() if product.arch == spec.name}
-    if len(peaks) != 1 or None in peaks:
-        return None
-    return peaks.pop()
+    return _shared_by_products(name, lambda product: product.peak_hbm_gbps)

@@ -289,8 +289,25 @@ def run_analysis(
         document["waves"] = wave_level
         document["schema"] = SCHEMA_WITH_WAVES
     if not text_only:
+        document["cu_usage"] = _cu_usage(directory, document)
         _add_plan_inputs(document, sources, structure)
     return DispatchAnalysis(document, table, sources)
+
+
+def _cu_usage(directory: Path, document: dict) -> dict | None:
+    """The kernel's use of the traced SEs' CUs from occupancy.json, read only when the launch
+    facts may need it: no kernel-trace row, or one joined by kernel name alone (which the
+    structure may find is another launch)."""
+    metadata = document.get("metadata") or {}
+    if metadata.get("kernel_trace") and metadata.get("kernel_trace_join") != "kernel_name":
+        return None
+    from kerneltrace.analysis.cu_usage import observed_usage
+    from kerneltrace.readers.regular import optional_json
+
+    occupancy, problem = optional_json(directory / "occupancy.json", "occupancy.json")
+    if problem or occupancy is None:
+        return None
+    return observed_usage(occupancy, [document.get("kernel"), document.get("kernel_symbol")])
 
 
 def _dispatch_directory(given: str, kernel_trace_csv: Path | None, agent_info_csv: Path | None) -> Path:

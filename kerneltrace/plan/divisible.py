@@ -7,7 +7,8 @@ that issues one small batch of loads and waits on a chain of round trips (kernel
 then its data, then its stores): fewer elements per wave leave the chain as long as it was. For
 such a wave — no iterating loop, no MFMA, at most `VerdictThresholds.chain_max_loads` vector
 loads per wave — only its issue cycles (hits × the issue cycles of an instruction) divide (review of fused_rope_cache,
-issue 21 point 4b).
+issue 21 point 4b). Nor for a wave that never entered the kernel's loop (every loop header 0
+hits): it already ran the smallest unit of work the partition gives.
 """
 
 from __future__ import annotations
@@ -24,11 +25,16 @@ def divisible_share(doc: dict, structure: dict, waves: int | None, chain_max_loa
     if any(loop.get("iterates") for loop in flow.get("loops") or []):
         return 1.0, ""
     executed = [ins for ins in doc.get("instructions") or [] if (ins.get("hits") or 0) > 0]
-    if not waves or any(ins.get("type") == isa.MFMA for ins in executed):
-        return 1.0, ""
-    loads = sum(ins.get("hits") or 0 for ins in executed if ins.get("type") == isa.VMEM_LOAD)
-    if loads / waves > chain_max_loads:
-        return 1.0, ""
+    loops = flow.get("loops") or []
+    # the kernel has a loop, but no traced wave entered it: each wave ran the smallest unit of
+    # work its partition gives (one block, no iteration), which more workgroups cannot shorten
+    skipped = bool(loops) and all(loop.get("header_hits") == 0 for loop in loops)
+    if not skipped:
+        if not waves or any(ins.get("type") == isa.MFMA for ins in executed):
+            return 1.0, ""
+        loads = sum(ins.get("hits") or 0 for ins in executed if ins.get("type") == isa.VMEM_LOAD)
+        if loads / waves > chain_max_loads:
+            return 1.0, ""
     lifetime = sum((ins.get("latency_cycles") or 0) + (ins.get("idle_cycles") or 0)
                    for ins in executed)
     if not lifetime:
@@ -36,5 +42,10 @@ def divisible_share(doc: dict, structure: dict, waves: int | None, chain_max_loa
     issued = sum(min(ins.get("latency_cycles") or 0, (ins.get("hits") or 0) * issue_cycles)
                  for ins in executed)
     issue = round(issued / lifetime, 4)
+    if skipped:
+        spans = ", ".join(f"rows {loop.get('first_index')}–{loop.get('last_index')}" for loop in loops[:3])
+        return issue, (f"no traced wave entered the kernel's loop ({spans}): each wave ran its "
+                       "smallest unit of work, so more workgroups shorten only its issue cycles "
+                       f"({issue:.0%} of its life)")
     return issue, (f"each wave is one latency chain ({loads / waves:.0f} vector loads, no loop): "
                    f"splitting it shortens only its issue cycles ({issue:.0%} of its life)")

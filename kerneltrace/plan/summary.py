@@ -59,12 +59,15 @@ def with_launch_judged(hotspot_doc: dict, limits: LaunchBoundThresholds) -> dict
     """The document with `structure.launch` judged by the launch-bound thresholds in use (the
     hotspot stage judged it with the defaults; `plan.thresholds.launch_bound` may differ)."""
     structure = doc_structure(hotspot_doc)
-    launch = structure.get("launch")
-    if not launch:
-        return hotspot_doc
-    bound, reason = launch_judgement(launch, limits)
-    return {**hotspot_doc, "structure": {**structure, "launch": {**launch, "launch_bound": bound,
-                                                                 "reason": reason}}}
+    launch, usage = structure.get("launch"), structure.get("cu_usage")
+    if launch:
+        bound, reason = launch_judgement(launch, limits)
+        return {**hotspot_doc, "structure": {**structure, "launch": {
+            **launch, "launch_bound": bound, "reason": reason}}}
+    if usage:  # no launch facts: the occupancy.json observation, judged the same way
+        bound = 1 - usage["busy_share"] >= limits.idle_cu_time_share
+        return {**hotspot_doc, "structure": {**structure, "cu_usage": {**usage, "launch_bound": bound}}}
+    return hotspot_doc
 
 
 # Notes about the capture, not about the kernel (issue 21.2): shown before the findings, never ranked.
@@ -142,6 +145,7 @@ def dispatch_entry(hotspot_doc: dict, l2_doc: dict | None, thresholds: Table = D
                             + capture_quality(hotspot_doc, findings)),
         "launch": ctx.structure.get("launch"),
         "launch_unmatched": ctx.structure.get("launch_unmatched"),
+        "cu_usage": ctx.structure.get("cu_usage"),
         "trace_coverage": ctx.coverage.to_dict() if ctx.coverage else None,
         "occupancy_observed": observed_occupancy(hotspot_doc),
         "traffic": _traffic(whole, ctx.structure.get("traffic")),

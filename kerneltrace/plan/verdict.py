@@ -137,6 +137,24 @@ def hot_loop(doc: dict, min_loop_share: float = DEFAULT_VERDICT.min_loop_share) 
     return None
 
 
+def work_region(doc: dict, min_loop_share: float = DEFAULT_VERDICT.min_loop_share) -> dict | None:
+    """Where the waves' work is: the hot loop, else for straight-line code (no loop in the
+    code, so each executed row runs once per wave: an unrolled elementwise or conv kernel) the
+    whole wave as one region, shaped like a loop (`first_index`, `last_index`, `split.loop_share`,
+    `straight_line`)."""
+    loop = hot_loop(doc, min_loop_share)
+    if loop is not None:
+        return loop
+    flow = doc_structure(doc).get("control_flow") or {}
+    if flow.get("loops") or flow.get("loops") is None:
+        return None
+    executed = [ins["index"] for ins in doc.get("instructions") or [] if ins.get("hits")]
+    if not executed:
+        return None
+    return {"first_index": min(executed), "last_index": max(executed),
+            "split": {"loop_share": 1.0}, "source": "code.json", "straight_line": True}
+
+
 def mfma_busy_floor(doc: dict, loop: dict | None) -> float | None:
     """Without wave files, the least MFMA busy a code.json hot loop can have: one wave's MFMA
     pass cycles (hits × pass cycles, `isa.mfma`) over that wave's loop time (latency + idle of
@@ -180,10 +198,15 @@ def launch_gain(doc: dict) -> tuple[float, float, str] | None:
     that is one latency chain divides only its issue cycles: plan/divisible.py)."""
     structure = doc_structure(doc)
     launch = structure.get("launch") or {}
-    if not launch.get("launch_bound"):
+    if launch.get("launch_bound"):
+        fill, tail = launch.get("cu_fill"), launch.get("tail_loss") or 0.0
+        idle = max(1 - fill if fill is not None else 0.0, tail)
+    elif not launch and (structure.get("cu_usage") or {}).get("launch_bound"):
+        # no kernel trace: the traced SEs' idle CU time, as occupancy.json shows it
+        launch = structure["cu_usage"]
+        idle = 1 - launch["busy_share"]
+    else:
         return None
-    fill, tail = launch.get("cu_fill"), launch.get("tail_loss") or 0.0
-    idle = max(1 - fill if fill is not None else 0.0, tail)
     share, chain = divisible_life(doc, structure, DEFAULT_VERDICT.chain_max_loads)
     high = round(idle * share, 4)
     reason = launch.get("reason") or ""
@@ -372,9 +395,15 @@ class Facts:
         return loop_stall_mix(self.doc, self.loop) if self.loop else {}
 
     @cached_property
+    def region(self) -> dict | None:
+        """The hot loop, else the whole wave of straight-line code (`work_region`)."""
+        return self.loop or work_region(self.doc, self.limits.min_loop_share)
+
+    @cached_property
     def latency_mix(self) -> dict:
-        """Where the hot loop's latency goes (issue + stall per type: analysis/issue_mix.py)."""
-        return latency_mix(loop_rows(self.doc.get("instructions") or [], self.loop)) if self.loop else {}
+        """Where the work region's latency goes (issue + stall per type: analysis/issue_mix.py)."""
+        region = self.region
+        return latency_mix(loop_rows(self.doc.get("instructions") or [], region)) if region else {}
 
     @property
     def barriers(self) -> dict:
@@ -754,15 +783,19 @@ def loop_work(f: Facts) -> Bottleneck | None:
     total = mix["latency_cycles"]
     issue, stall = (valu.get("issue", 0) / total, valu.get("stall", 0) / total) if total else (0, 0)
     mfma_rows = (mix["by_type"].get(isa.MFMA) or {}).get("rows", 0)
-    loop = f.loop
+    loop = f.region
+    straight = bool(loop.get("straight_line"))
+    where = (f"straight-line code, no loop (rows {loop['first_index']}–{loop['last_index']}, each "
+             "once per wave)" if straight else
+             f"the hot loop (rows {loop['first_index']}–{loop['last_index']})")
+    unit, per = ("the wave's", "per wave") if straight else ("the loop's", "per iteration")
     return Bottleneck(
         "issue-dependency",
-        f"Issue-bound on vector work in the hot loop (rows {loop['first_index']}–"
-        f"{loop['last_index']}): VALU/SALU instructions hold {vector:.0%} of the loop's latency "
-        f"(VALU issue {issue:.0%}, VALU waiting on its operands {stall:.0%}; {valu.get('rows', 0)} "
-        f"VALU vs {mfma_rows} MFMA rows per iteration) against {waits:.0%} waits: the loop's time "
-        "is its own instructions, so hiding memory leaves most of it.",
-        [f"hot-loop latency: VALU/SALU {vector:.0%}, waits {waits:.0%}, MFMA "
+        f"Issue-bound on vector work in {where}: VALU/SALU instructions hold {vector:.0%} of "
+        f"{unit} latency (VALU issue {issue:.0%}, VALU waiting to issue {stall:.0%}; "
+        f"{valu.get('rows', 0)} VALU vs {mfma_rows} MFMA rows {per}) against {waits:.0%} waits: "
+        "the time is the kernel's own instructions, so hiding memory leaves most of it.",
+        [f"{'wave' if straight else 'hot-loop'} latency: VALU/SALU {vector:.0%}, waits {waits:.0%}, MFMA "
          f"{mix['shares'].get(isa.MFMA, 0.0):.0%}", *([f"hot-loop MFMA busy {busy:.0%}"]
                                                        if busy is not None else []), *f.lines],
         "medium", ceiling=round(1 - vector, 4),

@@ -61,7 +61,9 @@ class WaveLayout:
     slots: int = 2
     waves_per_slot: int = 1
     target_cu: int = 1
-    other_cus: int = 3  # extra CUs per SE that appear only in occupancy.json (no instructions)
+    # extra CUs per SE that appear only in occupancy.json (no instructions): real captures list
+    # every CU of a traced SE, 8 on gfx950 (9–10 on gfx942) when the grid fills the GPU
+    other_cus: int = 7
 
     @property
     def total_waves(self) -> int:

@@ -33,6 +33,19 @@ class LaunchThresholds:
     fewer_bytes: tuple[float, float] = heuristic(
         (0.1, 0.4), "share of a bandwidth-bound kernel's vector-memory stall fewer bytes "
         "(fusion, narrower types) remove")
+    staircase_spread: float = heuristic(0.6, "least busy CU's cycles over the busiest's below "
+                                        "which the observed under-fill names a staircase of "
+                                        "workgroup lengths")
+
+
+def _divided_loop(ctx: PlanContext) -> list:
+    """Evidence for a launch finding: the hot loop's header and back edge, the work more, smaller
+    workgroups (or a split of the loop's range) would share out (none without an iterating loop)."""
+    hot = (ctx.structure.get("control_flow") or {}).get("hot_loop") or {}
+    rows = [(hot.get("first_index"), "hot loop header: the work a re-partition shares out"),
+            (hot.get("last_index"), "hot loop back edge")]
+    return [ctx.evidence(ctx.instructions[index], label) for index, label in rows
+            if index in ctx.instructions]
 
 
 def _lifetime(ctx: PlanContext) -> int:
@@ -49,15 +62,18 @@ def launch_findings(ctx: PlanContext) -> list[Finding]:
     Trigger: `structure.launch.launch_bound` (≥ 50 % of the CUs get no workgroup, or the last
         round of resident workgroups leaves ≥ 25 % of the run's capacity idle) with a launch gain
         > 0; `LAUNCH-tail` when most CUs get work but the last round is nearly empty
-    Evidence: — (kernel-wide; the reason names workgroups, CUs, rounds)
+    Evidence: the hot loop's header and back edge (the work a re-partition shares out); the
+        reason names workgroups, CUs, rounds
     Gain: the idle share × (1 − the kernel-argument round trips' share of a wave's life, paid by
         every wave however the work is split), low end halved; kernel time
     Fix: tile/split configuration (split-K / stream-K, smaller tiles, several problems per
         launch), or one more resident workgroup per CU for a tail"""
     launch = ctx.structure.get("launch") or {}
     gain = launch_gain(ctx.hotspots)
-    if not launch.get("launch_bound") or gain is None or gain[1] <= 0:
+    if gain is None or gain[1] <= 0:
         return []
+    if not launch.get("launch_bound"):
+        return _observed_under_fill(ctx, gain)
     low, high, reason = gain
     tail = (launch.get("tail_loss") or 0) > 1 - (launch.get("cu_fill") or 0)
     rule = RULE_TAIL if tail else RULE_UNDER
@@ -81,7 +97,37 @@ def launch_findings(ctx: PlanContext) -> list[Finding]:
         root_cause=(f"{reason}. Every traced wave runs with the GPU mostly empty, so latency "
                     "hiding inside it cannot help the CUs that have no work."),
         fix=fix, scope="kernel", effort="high",
-        evidence=[],
+        evidence=_divided_loop(ctx),
+    )]
+
+
+def _observed_under_fill(ctx: PlanContext, gain: tuple[float, float, str]) -> list[Finding]:
+    """LAUNCH-under-filled-gpu from occupancy.json when there are no launch facts."""
+    usage = ctx.structure.get("cu_usage") or {}
+    if not usage.get("launch_bound"):
+        return []
+    low, high, reason = gain
+    longest, shortest = usage["busy_cycles_longest"], usage["busy_cycles_shortest"]
+    staircase = shortest < ctx.thresholds.of(LaunchThresholds).staircase_spread * longest
+    title = (f"Under-filled GPU (observed): {usage['busy_cus_per_se']:g} of {usage['cus_per_se']:g} "
+             f"CUs per traced shader engine ran the kernel, busy {usage['busy_share']:.0%} of the "
+             "time" + (f"; their work ends between {shortest:,} and {longest:,} cycles" if staircase
+                       else ""))
+    fix = ("Give the GPU more, smaller pieces of work: a smaller tile or a split of the long "
+           "dimension (split-K / split-KV / stream-K), or several problems per launch"
+           + ("; and balance them: the busy CUs' work differs by "
+              f"{longest / max(shortest, 1):.1f}× (a staircase of workgroup lengths, e.g. a causal "
+              "mask), so hand out the longest workgroups first or split them so every CU ends "
+              "together" if staircase else ""))
+    return [ctx.finding(
+        RULE_UNDER, 0.0, id=RULE_UNDER, title=title, priority="HIGH",
+        estimated_gain=Gain(low, high, f"{reason}; the idle share of the traced CU time times the "
+                            "part of a wave's life that is divisible work, halved for the low end "
+                            "(no kernel trace: the grid is not known, only what the traced shader "
+                            "engines show)", unit="kernel_time"),
+        root_cause=(f"{reason[:1].upper()}{reason[1:]}. The CUs without work, or whose work ended "
+                    "early, wait for the slowest; latency hiding inside a wave cannot help them."),
+        fix=fix, scope="kernel", effort="high", evidence=_divided_loop(ctx),
     )]
 
 

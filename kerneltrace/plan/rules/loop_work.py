@@ -71,6 +71,8 @@ def loop_vector_work(ctx: PlanContext) -> list[Finding]:
     limits = ctx.thresholds.of(LoopWorkThresholds)
     loop = hot_loop(ctx.hotspots, verdict_limits.min_loop_share)
     if loop is None:
+        # straight-line code: the umbrella would be the whole kernel; the verdict names the
+        # vector work and the line findings (precise math, exp guards, hot lines) point at it
         return []
     rows = loop_rows(ctx.program_order, loop)
     mix = latency_mix(rows)

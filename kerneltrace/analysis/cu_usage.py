@@ -1,0 +1,140 @@
+"""How the kernel's waves used the CUs of the traced shader engines, from occupancy.json alone.
+
+occupancy.json lists every wave start and end on every CU of the traced SEs (not only the
+target CU), with the kernel id of each wave, so it shows without wave files or a kernel trace
+how many CUs of an SE got the kernel's work and how long each stayed busy. Two facts follow:
+
+* `observed_usage` (the hotspot document's `cu_usage`): per traced SE, the CUs that ran a wave
+  of the kernel, its waves, its span (first start to last end) and each busy CU's busy cycles
+  (at least one of the kernel's waves resident);
+* `judged_usage` (`structure.cu_usage`): against the agent's CUs per SE, the share of the SEs'
+  CU time (CUs × span) that held a wave of the kernel. What is idle is idle whether no
+  workgroup reached the CU or the CU's workgroups ended early (a staircase of workgroup
+  lengths, a causal mask); when most of it is idle the dispatch is launch-bound.
+
+Rows: ``[time, cu, simd, slot, is_start, kernel_id, ...]`` (docs/rocprof-outputs.md); a wave
+resident before the trace began shows only its end, one still resident at the end only its start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from kerneltrace.thresholds import DEFAULT_LAUNCH_BOUND, LaunchBoundThresholds
+
+
+@dataclass(frozen=True)
+class EngineUsage:
+    """One traced shader engine's use by the kernel."""
+
+    se: int
+    busy_cus: int  # CUs that ran at least one of the kernel's waves
+    waves: int  # wave starts of the kernel
+    span_cycles: int  # the kernel's first event to its last on this SE
+    busy_cycles: list[int]  # per busy CU, longest first: cycles with one of its waves resident
+
+
+def _busy_cycles(events: list[tuple[int, int]], first: int, last: int) -> int:
+    """Cycles with at least one wave resident, from one CU's (time, is_start) events."""
+    events.sort()  # ends (0) before starts (1) at one time: a wave replaced at once leaves no gap
+    depth = lowest = 0
+    for _, start in events:
+        depth += 1 if start else -1
+        lowest = min(lowest, depth)
+    depth, since, busy = -lowest, first, 0  # waves resident before the trace: from its start
+    for time, start in events:
+        if start:
+            if depth == 0:
+                since = time
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                busy += time - since
+    return busy + (last - since if depth > 0 else 0)
+
+
+def observed_usage(document: object, kernel_names: Sequence[str]) -> dict | None:
+    """The `cu_usage` facts of the kernel named one of `kernel_names` (None when occupancy.json
+    has no decodable events of it: legacy packed events, no id named so, malformed rows)."""
+    if not isinstance(document, Mapping):
+        return None
+    names = {name for name in kernel_names if name}
+    dispatches = document.get("dispatches")
+    ids = {int(key) for key, name in dispatches.items()
+           if isinstance(key, str) and key.isdigit() and name in names} \
+        if isinstance(dispatches, Mapping) else set()
+    if not ids:
+        return None
+    per_engine: dict[int, dict[int, list[tuple[int, int]]]] = {}
+    seen: set[int] = set()
+    for key, events in document.items():
+        if not (isinstance(key, str) and key.isascii() and key.isdigit() and isinstance(events, list)):
+            continue
+        cus = per_engine.setdefault(int(key), {})
+        for event in events:
+            if not isinstance(event, list) or len(event) < 6:
+                return None  # legacy packed 64-bit events or a malformed row
+            time, cu, start, kernel = event[0], event[1], event[4], event[5]
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (time, cu, start, kernel)):
+                return None
+            if kernel in ids:
+                seen.add(kernel)
+                cus.setdefault(cu, []).append((time, 1 if start else 0))
+    if len(seen) != 1:  # none, or several launches of the kernel traced (not told apart here)
+        return None
+    engines = []
+    for se, cus in sorted(per_engine.items()):
+        if not cus:
+            continue
+        times = [time for events in cus.values() for time, _ in events]
+        first, last = min(times), max(times)
+        busy = sorted((_busy_cycles(events, first, last) for events in cus.values()), reverse=True)
+        engines.append(EngineUsage(se, len(cus), sum(s for events in cus.values() for _, s in events),
+                                   last - first, busy))
+    if not engines:
+        return None
+    return {"source": "occupancy.json", "kernel_id": seen.pop(),
+            "shader_engines": [asdict(engine) for engine in engines]}
+
+
+@dataclass(frozen=True)
+class JudgedUsage:
+    """The traced SEs' CU time against the agent's CUs per SE (`structure.cu_usage`)."""
+
+    traced_shader_engines: int
+    cus_per_se: float  # the agent's (its product's, else its arch's)
+    busy_cus_per_se: float  # mean over the traced SEs
+    cu_fill: float  # busy CUs / CUs per SE
+    busy_share: float  # Σ busy cycles / (CUs per SE × span), mean over the traced SEs
+    busy_cycles_longest: int  # the busiest CU's cycles, over the traced SEs
+    busy_cycles_shortest: int  # the least busy CU with work
+    span_cycles: int  # the longest per-SE span
+    launch_bound: bool
+    reason: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def judged_usage(observed: Mapping | None, cus_per_se: float | None,
+                 limits: LaunchBoundThresholds = DEFAULT_LAUNCH_BOUND) -> JudgedUsage | None:
+    """The observed usage judged (None without it or without the CUs per SE)."""
+    engines = [e for e in (observed or {}).get("shader_engines") or [] if e.get("span_cycles")]
+    if not engines or not cus_per_se:
+        return None
+    busy_cus = sum(e["busy_cus"] for e in engines) / len(engines)
+    share = sum(min(1.0, sum(e["busy_cycles"]) / (max(cus_per_se, e["busy_cus"]) * e["span_cycles"]))
+                for e in engines) / len(engines)
+    cycles = [c for e in engines for c in e["busy_cycles"]]
+    fill = min(1.0, busy_cus / cus_per_se)
+    bound = 1 - share >= limits.idle_cu_time_share
+    engines_text = "the traced shader engine" if len(engines) == 1 else \
+        f"the {len(engines)} traced shader engines"
+    reason = (f"on {engines_text} {busy_cus:g} of {cus_per_se:g} CUs per SE "
+              f"ran the kernel's waves and the CUs held one {share:.0%} of the time "
+              f"(occupancy.json; busy CUs {min(cycles):,}–{max(cycles):,} cycles)")
+    return JudgedUsage(len(engines), cus_per_se, round(busy_cus, 3), round(fill, 4), round(share, 4),
+                       max(cycles), min(cycles), max(e["span_cycles"] for e in engines), bound,
+                       reason)

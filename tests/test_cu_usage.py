@@ -1,0 +1,119 @@
+"""The traced SEs' CU usage from occupancy.json (analysis/cu_usage.py) and what the plan makes of it.
+
+Hand-written occupancy documents in the rocprofv3 layout: a causal-attention-like staircase on
+half the CUs of each SE, a wave resident before the trace began, another kernel's waves on the
+same CUs, and the cases that must give nothing (legacy packed events, a kernel of another name,
+two launches of the kernel). End to end: a synthetic capture without a kernel trace whose waves
+reach half the CUs of its SEs is launch-bound from occupancy.json alone.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kerneltrace.analysis.cu_usage import judged_usage, observed_usage
+from kerneltrace.arch.table import arch_cus_per_shader_engine
+from kerneltrace.thresholds import LaunchBoundThresholds
+
+
+def wave(start: int, end: int, cu: int, kernel: int = 1) -> list[list[int]]:
+    return [[start, cu, 0, 0, 1, kernel], [end, cu, 0, 0, 0, kernel]]
+
+
+def document(per_se: dict[int, list[list[int]]], names: dict[str, str] | None = None) -> dict:
+    doc: dict = {str(se): sorted(events) for se, events in per_se.items()}
+    doc["dispatches"] = names or {"0": "0 / 0x0", "1": "attn_kernel"}
+    doc["version"] = "3.0.0"
+    return doc
+
+
+STAIRCASE = document({
+    se: [event for cu, length in enumerate((1000, 2000, 3000, 4000))
+         for event in wave(0, length, cu)]
+    for se in (0, 1)
+})
+
+
+def test_busy_cycles_per_cu_and_span_per_engine():
+    usage = observed_usage(STAIRCASE, ["attn_kernel"])
+    assert usage["kernel_id"] == 1
+    engine = usage["shader_engines"][0]
+    assert (engine["busy_cus"], engine["waves"], engine["span_cycles"]) == (4, 4, 4000)
+    assert engine["busy_cycles"] == [4000, 3000, 2000, 1000]
+
+
+def test_overlapping_waves_count_once_and_a_wave_from_before_the_trace_counts_from_its_start():
+    events = (wave(100, 500, 0) + wave(300, 900, 0)  # overlap: busy 100..900
+              + [[400, 1, 0, 0, 0, 1]]  # CU 1: a wave resident when the trace began ends at 400
+              + wave(600, 900, 1))
+    engine = observed_usage(document({0: events}), ["attn_kernel"])["shader_engines"][0]
+    # CU 0: 800 cycles; CU 1: from the SE's first event (100) to 400, then 600..900
+    assert engine["busy_cycles"] == [800, 600]
+    assert engine["waves"] == 3
+
+
+def test_other_kernels_waves_are_left_out():
+    events = wave(0, 1000, 0) + wave(0, 5000, 1, kernel=2) + wave(0, 5000, 2, kernel=2)
+    doc = document({0: events}, {"0": "0 / 0x0", "1": "attn_kernel", "2": "memset"})
+    engine = observed_usage(doc, ["attn_kernel"])["shader_engines"][0]
+    assert (engine["busy_cus"], engine["span_cycles"], engine["busy_cycles"]) == (1, 1000, [1000])
+
+
+@pytest.mark.parametrize("doc, names", [
+    (document({0: wave(0, 10, 0)}), ["another_kernel"]),  # no id of that name
+    ({"0": [123456789, 987654321], "dispatches": {"1": "attn_kernel"}}, ["attn_kernel"]),  # legacy
+    (document({0: wave(0, 10, 0) + wave(20, 30, 1, kernel=2)},
+              {"1": "attn_kernel", "2": "attn_kernel"}), ["attn_kernel"]),  # two launches
+    ([1, 2, 3], ["attn_kernel"]),
+])
+def test_nothing_when_the_kernels_events_cannot_be_told(doc, names):
+    assert observed_usage(doc, names) is None
+
+
+def test_judged_against_the_arch_cus_per_se():
+    assert arch_cus_per_shader_engine("gfx950") == 8
+    assert arch_cus_per_shader_engine("gfx942") == 9.5
+    usage = observed_usage(STAIRCASE, ["attn_kernel"])
+    judged = judged_usage(usage, 8.0)
+    # 4 of 8 CUs, busy 1000+2000+3000+4000 of 8 × 4000 cycles
+    assert (judged.busy_cus_per_se, judged.cu_fill, judged.busy_share) == (4, 0.5, 0.3125)
+    assert judged.launch_bound
+    assert (judged.busy_cycles_shortest, judged.busy_cycles_longest) == (1000, 4000)
+    assert "4 of 8 CUs per SE" in judged.reason
+    full = judged_usage(usage, 4.0)  # the same waves on an SE of 4 CUs: 62.5 % busy
+    assert full.busy_share == 0.625 and not full.launch_bound
+    strict = judged_usage(usage, 4.0, LaunchBoundThresholds(idle_cu_time_share=0.3))
+    assert strict.launch_bound
+    assert judged_usage(usage, None) is None
+    assert judged_usage(None, 8.0) is None
+
+
+def test_synthetic_capture_without_kernel_trace_on_half_the_cus_is_launch_bound(tmp_path):
+    from dataclasses import replace
+
+    from kerneltrace.document.hotspot_report import analyze_dispatch
+    from kerneltrace.plan.summary import build_summary
+    from kerneltrace.synth.spec import demo_gemm
+    from kerneltrace.synth.writers import write_dispatch_dir
+
+    spec = demo_gemm(arch="gfx950")
+    spec = replace(spec, waves=replace(spec.waves, other_cus=3))  # 4 CUs of 8 per SE get waves
+    dispatch = write_dispatch_dir(tmp_path / "cap", spec)
+    doc = analyze_dispatch(dispatch, arch="gfx950")
+    assert doc["metadata"]["kernel_trace"] is None
+    assert doc["structure"]["launch"] is None
+    usage = doc["structure"]["cu_usage"]
+    assert usage["busy_cus_per_se"] == 4 and usage["cus_per_se"] == 8 and usage["launch_bound"]
+    entry = build_summary([doc], [])["kernels"][0]["dispatches"][0]
+    assert entry["bottleneck"]["kind"] == "launch-bound"
+    assert entry["findings"][0]["rule"] == "LAUNCH-under-filled-gpu"
+    assert "(observed)" in entry["findings"][0]["title"]
+    assert entry["cu_usage"]["launch_bound"]
+    # every CU of the SE busy (the generator's default): no launch-bound verdict from it
+    full = analyze_dispatch(write_dispatch_dir(tmp_path / "full", demo_gemm(arch="gfx950")),
+                            arch="gfx950")
+    assert full["structure"]["cu_usage"]["busy_cus_per_se"] == 8
+    assert not full["structure"]["cu_usage"]["launch_bound"]
+    json.dumps(doc)  # the document stays JSON
