@@ -98,6 +98,10 @@ def test_synthetic_capture_without_kernel_trace_on_half_the_cus_is_launch_bound(
     from kerneltrace.synth.spec import demo_gemm
     from kerneltrace.synth.writers import write_dispatch_dir
 
+    from kerneltrace.model.metadata import BUNDLE_LEVELS
+
+    # deeper than the bundle search climbs: no other test's kernel-trace CSV is found
+    tmp_path = tmp_path.joinpath(*(f"level{k}" for k in range(BUNDLE_LEVELS + 1)))
     spec = demo_gemm(arch="gfx950")
     spec = replace(spec, waves=replace(spec.waves, other_cus=3))  # 4 CUs of 8 per SE get waves
     dispatch = write_dispatch_dir(tmp_path / "cap", spec)
