@@ -164,3 +164,34 @@ def test_a_loop_that_narrows_exec_on_every_pass_settles():
         "s_endpgm",
     )
     assert repeated_loads(rows, KERNARG) == {8}
+
+
+def test_random_programs_with_branches_and_exec_juggling_settle():
+    """Seeded random programs over the instructions the dataflow treats specially (EXEC saves,
+    restores and narrowing, SCC/VCC writers and readers, forward and backward branches): the
+    analysis ends on every one and names only vector loads."""
+    import random
+
+    vocabulary = [
+        "s_and_saveexec_b64 s[10:11], vcc", "s_or_b64 exec, exec, s[10:11]",
+        "s_mov_b64 exec, -1", "s_andn2_saveexec_b64 s[12:13], s[12:13]",
+        "v_cmpx_gt_u32_e32 64, v0", "v_cmp_gt_u32_e32 vcc, s2, v1",
+        "s_cmp_lt_u32 s12, 16", "s_cselect_b32 s3, s2, 0", "s_add_u32 s12, s12, 1",
+        "v_add_u32_e32 v1, s3, v1", "v_cndmask_b32_e32 v2, v1, v0, vcc", "v_mov_b32_e32 v1, v0",
+        "buffer_load_dword v4, v1, s[4:7], 0 offen", "buffer_load_dword v5, v2, s[4:7], 0 offen",
+        "global_load_dword v6, v[2:3], off",
+    ]
+    rng = random.Random(34)
+    for _ in range(200):
+        body = [rng.choice(vocabulary) for _ in range(rng.randint(4, 24))]
+        asms = ["s_load_dwordx4 s[4:7], s[0:1], 0x0", "s_waitcnt lgkmcnt(0)", *body]
+        for _ in range(rng.randint(1, 3)):  # branches back or forward to a random row
+            at = rng.randint(2, len(asms))
+            target = rng.randint(0, len(asms))
+            branch = rng.choice(["s_cbranch_scc1", "s_cbranch_vccnz", "s_branch", "s_cbranch_execz"])
+            asms.insert(at, f"{branch} {target - at - 1}")
+        asms.append("s_endpgm")
+        rows = program(*asms, hits=8)
+        found = repeated_loads(rows, KERNARG)
+        loads = {row.index for row in rows if "_load_dword " in row.asm and not row.asm.startswith("s_")}
+        assert found <= loads

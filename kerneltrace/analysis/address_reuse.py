@@ -176,7 +176,7 @@ def repeated_loads(rows: Sequence[FlowRow], kernarg_bases: Iterable[str]) -> fro
     entry[0] = sources
     repeated: set[int] = set()
     work = [0]  # a heap of block numbers: program order, so a loop body settles in few passes
-    while work:  # monotone: marks only grow, so this ends
+    while work:  # monotone: marks only grow, over a finite set (EXEC depth capped), so this ends
         block = heapq.heappop(work)
         marked = set(entry[block] or ())
         start, end = spans[block]
