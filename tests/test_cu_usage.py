@@ -94,11 +94,10 @@ def test_synthetic_capture_without_kernel_trace_on_half_the_cus_is_launch_bound(
     from dataclasses import replace
 
     from kerneltrace.document.hotspot_report import analyze_dispatch
+    from kerneltrace.model.metadata import BUNDLE_LEVELS
     from kerneltrace.plan.summary import build_summary
     from kerneltrace.synth.spec import demo_gemm
     from kerneltrace.synth.writers import write_dispatch_dir
-
-    from kerneltrace.model.metadata import BUNDLE_LEVELS
 
     # deeper than the bundle search climbs: no other test's kernel-trace CSV is found
     tmp_path = tmp_path.joinpath(*(f"level{k}" for k in range(BUNDLE_LEVELS + 1)))

@@ -20,6 +20,7 @@ from kerneltrace.analysis.cu_usage import judged_usage
 from kerneltrace.analysis.dataflow import select_chains
 from kerneltrace.analysis.drains import drain_waits, stall_by_class
 from kerneltrace.analysis.launch import Launch, doc_wave_size, launch_context, request_traffic
+from kerneltrace.analysis.load_trips import load_trips
 from kerneltrace.analysis.setup import kernarg_bases, round_trips
 from kerneltrace.arch.table import (
     arch_cu_count,
@@ -109,6 +110,7 @@ def structure_of(doc: Mapping, limits: StructureThresholds = DEFAULT_STRUCTURE) 
                          kernarg_bases=bases)
     total = sum((row.stall if row.stall is not None else row.time) for row in rows)
     setup = round_trips(rows, drains, total, bases)
+    trips = load_trips(rows, drains, flow, total)
     barriers = barrier_causes(rows, drains, flow, limits)
     metadata = doc.get("metadata") or {}
     agent = dict(metadata.get("agent") or {})
@@ -150,6 +152,7 @@ def structure_of(doc: Mapping, limits: StructureThresholds = DEFAULT_STRUCTURE) 
             "charged": _charged(drains),
         },
         "setup": setup.to_dict() if setup else None,
+        "load_trips": trips.to_dict() if trips else None,
         "barriers": _with_stragglers(barriers.to_dict() if barriers else None, doc, rows, drains),
         "launch": launch.to_dict() if launch else None,
         "traffic": traffic.to_dict() if traffic else None,

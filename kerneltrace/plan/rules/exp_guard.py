@@ -41,7 +41,7 @@ def exp_denormal_guard(ctx: PlanContext) -> list[Finding]:
 
     Trigger: the guard instructions (every guarded exp's compare, selects, add, rescale and the
         `s_nop`s after the compare) take ≥ 2 % of the waves' time (latency + idle cycles)
-    Evidence: the costliest guarded exps with their compare and rescale rows
+    Evidence: the first guarded exp and the costliest ones, with their compare and rescale rows
     Gain: 30–80 % of the guard instructions' share of the waves' time
     Fix: let exp results below 2^-126 flush to zero: use the hardware exp2 directly"""
     limits = ctx.thresholds.of(ExpGuardThresholds)
@@ -60,9 +60,12 @@ def exp_denormal_guard(ctx: PlanContext) -> list[Finding]:
     def guard_cost(guard) -> int:
         return sum(ctx.instructions[i].get("latency_cycles") or 0 for i in guard.guard_indices)
 
-    costly = sorted(guards, key=lambda guard: -guard_cost(guard))[:3]
+    # the first guarded exp in program order (where a reader starts), then the costliest
+    first = min(guards, key=lambda guard: guard.exp_index)
+    costly = [first, *(g for g in sorted(guards, key=lambda guard: -guard_cost(guard))
+                       if g is not first)][:3]
     evidence = []
-    for guard in costly:
+    for guard in sorted(costly, key=lambda guard: guard.exp_index):
         evidence.append(ctx.evidence(ctx.instructions[guard.compare_index],
                                      "range test of the exp's input (the guard starts here)"))
         evidence.append(ctx.evidence(ctx.instructions[guard.exp_index], "the guarded exp"))

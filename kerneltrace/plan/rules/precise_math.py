@@ -22,7 +22,8 @@ class PreciseMathThresholds:
     CONCERN = "precise_math"
     min_share: float = heuristic(0.03, "share of the waves' time (latency + idle cycles) the "
                                  "expansions' instructions take from which they are a finding")
-    cited: int = heuristic(3, "expansions cited as evidence, costliest first")
+    cited: int = heuristic(3, "expansions cited as evidence: the first in program order, then "
+                           "the costliest")
 
 
 def _issue(ins: dict) -> int:
@@ -38,7 +39,8 @@ def precise_math(ctx: PlanContext) -> list[Finding]:
     Trigger: the instructions of every IEEE division (`v_div_scale` … `v_div_fixup`) and
         range-reduced exp (`v_rndne` … `v_exp_f32` … `v_ldexp`) found by def-use
         (analysis/precise_math.py) take ≥ 3 % of the waves' time
-    Evidence: the costliest expansions' transcendental and fix-up rows
+    Evidence: the first expansion in program order and the costliest ones: each one's last
+        instruction and its two costliest rows
     Gain: the instructions a fast-math lowering drops (all but 2 per expansion) times their
         latency share of the waves' time (low); when the verdict is vector-bound (the VALU pipe,
         not latency, sets the pace) their share of the VALU issue instead, times the vector work's
@@ -79,7 +81,10 @@ def precise_math(ctx: PlanContext) -> list[Finding]:
         return sum(ctx.instructions[i].get("latency_cycles") or 0 for i in expansion.rows)
 
     evidence = []
-    for expansion in sorted(found, key=lambda e: -cost(e))[:limits.cited]:
+    # the first expansion in program order (where a reader starts), then the costliest
+    costliest = sorted(found, key=lambda e: -cost(e))
+    chosen = [found[0], *(e for e in costliest if e is not found[0])][:limits.cited]
+    for expansion in sorted(chosen, key=lambda e: e.anchor):
         heavy = [i for i in sorted(expansion.rows, key=lambda i: -(
             ctx.instructions[i].get("latency_cycles") or 0)) if i != expansion.anchor]
         for index in sorted([*heavy[:2], expansion.anchor]):
