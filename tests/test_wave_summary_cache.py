@@ -223,3 +223,10 @@ def test_the_cli_on_a_hit_imports_neither_numpy_nor_simdjson_and_writes_the_same
     assert outputs[0][2] == "['numpy', 'simdjson']"  # computed (and stored)
     assert outputs[1][2] == outputs[2][2] == "[]"  # served
     assert outputs[0][:2] == outputs[1][:2] == outputs[2][:2]
+
+
+def test_each_test_starts_with_an_empty_cache_of_its_own(own_test_cache_dir: Path, own_cache_dir: Path):
+    """conftest's per-test folder: what an earlier test stored (real captures settle and are
+    stored) is never served here, so no test's result depends on the order tests run in."""
+    assert os.environ["XDG_CACHE_HOME"] == str(own_test_cache_dir) != str(own_cache_dir)
+    assert not any(own_test_cache_dir.iterdir())
