@@ -48,20 +48,26 @@ def cache_dir(kind: str) -> str | None:
     return os.path.join(base, "kerneltrace", kind)
 
 
-def identity(path: str, info: os.stat_result, real: str | None = None) -> list:
-    """What identifies one version of the file ``path`` (its os.stat is ``info``); ``real``: its
-    real path when the caller already knows it."""
-    return [real or os.path.realpath(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
-            info.st_ctime_ns]
+def version(info: os.stat_result) -> list:
+    """What identifies one version of a file (its os.stat is ``info``), its path aside."""
+    return [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
 
 
-def code_stamp(sources: list[str], *extra: object) -> list:
+def identity(path: str, info: os.stat_result) -> list:
+    """What identifies one version of the file ``path`` (its os.stat is ``info``)."""
+    return [os.path.realpath(path), *version(info)]
+
+
+def code_stamp(sources: list[str], *extra: object, infos: list | None = None) -> list:
     """What identifies the code a result was computed by: the interpreter, ``extra`` and the size
-    and mtime_ns of each source file (raises OSError when one is gone)."""
+    and mtime_ns of each source file (raises OSError when one is gone); each file's os.stat is
+    appended to ``infos`` when given (for `settled`: a module edited during a run)."""
     stamp: list = [sys.version, *extra]
     for source in sources:
         info = os.stat(source)
         stamp += [info.st_size, info.st_mtime_ns]
+        if infos is not None:
+            infos.append(info)
     return stamp
 
 
