@@ -106,3 +106,20 @@ def save(path: str, record: dict) -> None:
         atomic.write_bytes(path, json.dumps(record).encode("utf-8"))
     except Exception:  # a cache is never a reason for a run to fail
         pass
+
+
+def prune(folder: str, keep: int, suffix: str = ".json") -> None:
+    """Delete all but the ``keep`` most recently written ``*suffix`` entries of ``folder``
+    (a cache with one entry per input, such as one per dispatch dir, would otherwise only grow);
+    any failure is silent."""
+    try:
+        with os.scandir(folder) as entries:
+            found = [(entry.stat(follow_symlinks=False).st_mtime_ns, entry.path) for entry in entries
+                     if entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False)]
+        if len(found) <= keep:
+            return
+        found.sort()
+        for _, path in found[:len(found) - keep]:
+            os.unlink(path)
+    except OSError:
+        pass

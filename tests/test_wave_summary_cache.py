@@ -230,3 +230,19 @@ def test_each_test_starts_with_an_empty_cache_of_its_own(own_test_cache_dir: Pat
     stored) is never served here, so no test's result depends on the order tests run in."""
     assert os.environ["XDG_CACHE_HOME"] == str(own_test_cache_dir) != str(own_cache_dir)
     assert not any(own_test_cache_dir.iterdir())
+
+
+def test_only_the_most_recently_stored_entries_are_kept(tmp_path, cache, runs, monkeypatch):
+    monkeypatch.setattr(summary_cache, "MAX_ENTRIES", 2)
+    dirs = [_dir(tmp_path, f"gemm{i}") for i in range(3)]
+    for directory in dirs:
+        _document(directory)
+    assert len(list(cache.iterdir())) == 2
+    _document(dirs[2])
+    _document(dirs[1])
+    assert len(runs) == 3  # the two newest are served
+    _document(dirs[0])
+    assert len(runs) == 4  # the oldest was dropped, and is stored again
+    (cache / "notes.txt").write_text("not ours")
+    _document(dirs[1])
+    assert (cache / "notes.txt").exists() and len(list(cache.glob("*.json"))) == 2

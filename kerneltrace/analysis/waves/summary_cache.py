@@ -8,7 +8,7 @@ and one os.stat per file, no numpy or pysimdjson import, not a byte of the wave 
 
 * Entries: ``$XDG_CACHE_HOME/kerneltrace/wave-summaries/<hash of the dir's real path and the
   options>.json`` (kerneltrace.filecache: where, the files' identity, atomic writes, the
-  settled-ctime rule, ``KERNELTRACE_CACHE=off``).
+  settled-ctime rule, ``KERNELTRACE_CACHE=off``); the MAX_ENTRIES most recently stored are kept.
 * Valid while: the same wave files are present (one added or removed is a miss), each of them and
   each of the four other files has the identity stored (or is still absent), the thresholds and
   ``KERNELTRACE_WAVE_PARSER`` are the same, and so is the code: the interpreter, the size and
@@ -40,6 +40,7 @@ OTHER_INPUTS = ("code.json", "filenames.json", "occupancy.json", "realtime.json"
 PARSER_ENV = "KERNELTRACE_WAVE_PARSER"  # kerneltrace.readers.wavefile.reader's switch
 LIBRARIES = ("numpy", "simdjson")
 _MAX_BYTES = 64 << 20  # a larger entry is not ours: a miss
+MAX_ENTRIES = 256  # dispatch dirs kept (the most recently stored; entries are 30-500 KB)
 PACKAGE = os.path.dirname(os.path.realpath(filecache.__file__))
 
 
@@ -158,4 +159,5 @@ def cached_summary(directory: Path, compute: Callable[[], dict], options: object
         return waves
     if kept:
         filecache.save(entry, {"key": key, "code": code, "inputs": identities, "waves": waves})
+        filecache.prune(folder, MAX_ENTRIES)
     return waves
