@@ -223,12 +223,17 @@ def speeds(m: dict) -> str:
     return text
 
 
-def end_to_end(directory: Path, repeat: int, baseline: Path | None = None) -> dict:
+def end_to_end(directory: Path, repeat: int, baseline: Path | None = None,
+               cache_modes: bool = False) -> dict:
     """Wall and CPU time of the --waves CLI on `directory` vs json.loads of its wave files.
 
     Interleaved (CLI, [baseline CLI,] json.loads, CLI, ...) so that all see the same machine
     load; best of `repeat` each. The CLI's CPU time is the child's user + system time (all its
     processes). `baseline`: another checkout whose CLI is timed the same way (before/after).
+    `cache_modes`: this checkout's CLI twice, "cli" with the per-user caches off
+    (KERNELTRACE_CACHE=off: a first run on the capture) and "warm" with them on in a temporary
+    XDG_CACHE_HOME that the warm-up round fills (every later run on the same capture); the
+    baseline runs with the same temporary cache (its own caches warm, as a user has them).
     """
     from kerneltrace.readers.wavefile.reader import wave_files
 
@@ -256,18 +261,23 @@ def end_to_end(directory: Path, repeat: int, baseline: Path | None = None) -> di
 
     with tempfile.TemporaryDirectory() as tmp:
         out = str(Path(tmp) / "out.json")
-        clis = {"cli": script}
-        if baseline is not None:
-            clis["base"] = baseline / "scripts" / "hotspot_analyzer.py"
         # bytecode caching as a user has it (this workplace may set PYTHONDONTWRITEBYTECODE)
         env = {key: value for key, value in os.environ.items()
                if key != "PYTHONDONTWRITEBYTECODE"}
+        clis = {"cli": (script, env)}
+        warm = env
+        if cache_modes:
+            warm = {**env, "XDG_CACHE_HOME": str(Path(tmp) / "cache")}
+            warm.pop("KERNELTRACE_CACHE", None)
+            clis = {"cli": (script, {**env, "KERNELTRACE_CACHE": "off"}), "warm": (script, warm)}
+        if baseline is not None:
+            clis["base"] = (baseline / "scripts" / "hotspot_analyzer.py", warm)
         for attempt in range(repeat + 1):  # the first round warms the page cache and .pyc files
-            for name, cli in clis.items():
+            for name, (cli, cli_env) in clis.items():
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 start = time.perf_counter()
                 done = subprocess.run([sys.executable, str(cli), str(directory), "--waves",
-                                       "--json", out], capture_output=True, text=True, env=env)
+                                       "--json", out], capture_output=True, text=True, env=cli_env)
                 wall = time.perf_counter() - start
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 if done.returncode != 0:
@@ -297,7 +307,8 @@ def floor_parts(directory: Path, repeat: int) -> dict:
 
     Fresh interpreters (wall, and the child's CPU as "(CPU)"): `python -c pass`, + `import
     numpy`, + the modules a --waves run imports (hotspot path + wave analyses + pysimdjson), the
-    CLI without and with --waves. In this process (CPU): read + simdjson parse per file (the floor), json.loads, our reader, analyze_waves
+    CLI without and with --waves (caches off: KERNELTRACE_CACHE=off), and the CLI with --waves
+    on a repeat run (its per-user cache warm, in a temporary XDG_CACHE_HOME). In this process (CPU): read + simdjson parse per file (the floor), json.loads, our reader, analyze_waves
     (reader + analyses, one process).
     """
     from kerneltrace.analysis.waves.analyze import analyze_waves
@@ -307,6 +318,10 @@ def floor_parts(directory: Path, repeat: int) -> dict:
     paths = wave_files(directory)
     table = read_code_json(directory / "code.json")
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["KERNELTRACE_CACHE"] = "off"
+    warm_cache = tempfile.TemporaryDirectory()
+    warm = {**env, "XDG_CACHE_HOME": warm_cache.name}
+    warm.pop("KERNELTRACE_CACHE")
     imports = ("import numpy, simdjson, kerneltrace.document.hotspot_report, "
                "kerneltrace.analysis.waves.analyze, kerneltrace.readers.wavefile.reader")
     fresh = {"python -c pass": ["-c", "pass"], "+ import numpy": ["-c", "import numpy"],
@@ -314,7 +329,9 @@ def floor_parts(directory: Path, repeat: int) -> dict:
              "CLI --json (no --waves)": [str(ROOT / "scripts" / "hotspot_analyzer.py"),
                                          str(directory), "--json", os.devnull],
              "CLI --waves --json": [str(ROOT / "scripts" / "hotspot_analyzer.py"), str(directory),
-                                    "--waves", "--json", os.devnull]}
+                                    "--waves", "--json", os.devnull],
+             "CLI --waves --json, cache warm": [str(ROOT / "scripts" / "hotspot_analyzer.py"),
+                                                str(directory), "--waves", "--json", os.devnull]}
     import simdjson
 
     parser = simdjson.Parser()
@@ -343,7 +360,8 @@ def floor_parts(directory: Path, repeat: int) -> dict:
         for name, argv in fresh.items():
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
-            subprocess.run([sys.executable, *argv], check=True, capture_output=True, env=env)
+            subprocess.run([sys.executable, *argv], check=True, capture_output=True,
+                           env=warm if name.endswith("cache warm") else env)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if attempt:
                 best[name] = min(best[name], time.perf_counter() - start)
@@ -360,6 +378,7 @@ def floor_parts(directory: Path, repeat: int) -> dict:
             run()
             if attempt:
                 best[name] = min(best[name], time.process_time() - start)
+    warm_cache.cleanup()
     return best
 
 
@@ -399,33 +418,46 @@ def e2e_section(targets: dict[str, Path], repeat: int, gemm_mb: list[float],
             print(row, flush=True)
 
 
-def large_section(targets: dict[str, Path], repeat: int, baseline: Path | None = None) -> None:
+def large_section(targets: dict[str, Path], repeat: int, baseline: Path | None = None,
+                  cache_modes: bool = False) -> None:
     """The issue-24 table: every real capture of 10 MB or more, CLI against json.loads and the
-    floor, interleaved (see end_to_end), with the targets' ratios and a summary line."""
+    floor, interleaved (see end_to_end), with the targets' ratios and a summary line; with
+    `cache_modes`, two tables from the same run: cold (caches off) and repeat (cache warm)."""
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("\n| capture | files | wave MB | dir MB | CLI s | CLI CPU s | json.loads s | json.loads "
-          "CPU s | floor s (parser) | CLI / json.loads | CLI / floor | json.loads / floor | "
-          "CLI CPU / json.loads CPU |" + (" base CLI s | base CPU s | base / json.loads | CLI / base "
-                                          "(CPU) |" if baseline else ""))
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-          + ("---:|---:|---:|---:|" if baseline else ""))
-    ratios = []
+    results = {}
     for name, directory in targets.items():
-        m = end_to_end(directory, repeat, baseline)
-        ratios.append((m["cli_s"] / m["json_s"], m["cli_s"] / m["floor_s"], name))
-        print(f"| {name} | {m['files']} | {m['mb']:.1f} | {m['dir_mb']:.1f} | {m['cli_s']:.3f} | "
-              f"{m['cli_cpu_s']:.3f} | {m['json_s']:.3f} | {m['json_cpu_s']:.3f} | "
-              f"{m['floor_s']:.3f} ({m['floor_by']}) | {ratios[-1][0]:.2f}x | {ratios[-1][1]:.1f}x | "
-              f"{m['json_s'] / m['floor_s']:.1f}x | {m['cli_cpu_s'] / m['json_cpu_s']:.2f}x |"
-              + (f" {m['base_s']:.3f} | {m['base_cpu_s']:.3f} | {m['base_s'] / m['json_s']:.2f}x | "
-                 f"{m['cli_cpu_s'] / m['base_cpu_s']:.2f}x |" if baseline else ""), flush=True)
-    if ratios:
-        worst_json, worst_floor = max(ratios), max(ratios, key=lambda r: r[1])
-        met = sum(r[0] <= 0.3 and r[1] <= 5 for r in ratios)
-        print(f"\nworst CLI / json.loads {worst_json[0]:.2f}x ({worst_json[2]}); worst CLI / floor "
-              f"{worst_floor[1]:.1f}x ({worst_floor[2]}); target (<= 0.3x and <= 5x) met on "
-              f"{met} of {len(ratios)}")
+        results[name] = m = end_to_end(directory, repeat, baseline, cache_modes)
+        print(f"measured {name}: " + ", ".join(f"{key} {value:.3f}" for key, value in m.items()
+                                                if isinstance(value, float)), flush=True)
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    modes = [("cli", "cold (KERNELTRACE_CACHE=off)" if cache_modes else "")]
+    if cache_modes:
+        modes.append(("warm", "repeat (cache warm)"))
+    for mode, title in modes:
+        if title:
+            print(f"\n{title}:")
+        print("\n| capture | files | wave MB | dir MB | CLI s | CLI CPU s | json.loads s | json.loads "
+              "CPU s | floor s (parser) | CLI / json.loads | CLI / floor | json.loads / floor | "
+              "CLI CPU / json.loads CPU |" + (" base CLI s | base CPU s | base / json.loads | CLI / base "
+                                              "(CPU) |" if baseline else ""))
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+              + ("---:|---:|---:|---:|" if baseline else ""))
+        ratios = []
+        for name, m in results.items():
+            cli, cpu = m[f"{mode}_s"], m[f"{mode}_cpu_s"]
+            ratios.append((cli / m["json_s"], cli / m["floor_s"], name))
+            print(f"| {name} | {m['files']} | {m['mb']:.1f} | {m['dir_mb']:.1f} | {cli:.3f} | "
+                  f"{cpu:.3f} | {m['json_s']:.3f} | {m['json_cpu_s']:.3f} | "
+                  f"{m['floor_s']:.3f} ({m['floor_by']}) | {ratios[-1][0]:.2f}x | {ratios[-1][1]:.1f}x | "
+                  f"{m['json_s'] / m['floor_s']:.1f}x | {cpu / m['json_cpu_s']:.2f}x |"
+                  + (f" {m['base_s']:.3f} | {m['base_cpu_s']:.3f} | {m['base_s'] / m['json_s']:.2f}x | "
+                     f"{cpu / m['base_cpu_s']:.2f}x |" if baseline else ""), flush=True)
+        if ratios:
+            worst_json, worst_floor = max(ratios), max(ratios, key=lambda r: r[1])
+            met = sum(r[0] <= 0.3 and r[1] <= 5 for r in ratios)
+            print(f"\nworst CLI / json.loads {worst_json[0]:.2f}x ({worst_json[2]}); worst CLI / floor "
+                  f"{worst_floor[1]:.1f}x ({worst_floor[2]}); target (<= 0.3x and <= 5x) met on "
+                  f"{met} of {len(ratios)}")
 
 
 def child_rss(directory: Path | None) -> float:
@@ -474,6 +506,9 @@ def main(argv: list[str] | None = None) -> int:
                         "outside the repository")
     parser.add_argument("--min-mb", type=float, default=10.0,
                         help="--large: least dispatch dir size on disk, MB (default 10)")
+    parser.add_argument("--cache-modes", action="store_true",
+                        help="--large: time the CLI cold (KERNELTRACE_CACHE=off) and on a repeat "
+                        "run (its per-user cache warm), two tables from one interleaved run")
     parser.add_argument("--match", nargs="+", default=[""],
                         help="--large: only the captures whose path holds one of these texts")
     args = parser.parse_args(argv)
@@ -484,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
                    large_captures(CAPTURES, args.extra_captures, args.min_mb).items()
                    if any(text in str(path) for text in args.match)}
         if not args.floor_parts:
-            large_section(targets, args.repeat, args.baseline_root)
+            large_section(targets, args.repeat, args.baseline_root, args.cache_modes)
             return 0
     else:
         targets = {name: path for name, path in NAMED.items() if path.is_dir()}

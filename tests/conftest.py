@@ -25,10 +25,22 @@ def all_shared_dispatch_dirs() -> list[Path]:
 
 @pytest.fixture(scope="session", autouse=True)
 def own_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The kernel_trace lookup cache (kerneltrace.model.lookupcache) of every test and every CLI it
-    starts goes to a folder of the session's, never the user's ~/.cache."""
+    """The per-user caches (kerneltrace.filecache: kernel_trace lookups, wave summaries) of the
+    session's module- and session-scoped fixtures and every CLI they start go to a folder of the
+    session's, never the user's ~/.cache."""
     folder = tmp_path_factory.mktemp("xdg-cache")
     os.environ["XDG_CACHE_HOME"] = str(folder)
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def own_test_cache_dir(own_cache_dir: Path, tmp_path_factory: pytest.TempPathFactory,
+                       monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test (and every CLI or pipeline it starts) has a cache folder of its own: a result one
+    test stored, perhaps with a function patched, is never what another test is served, so no
+    result depends on the order tests run in."""
+    folder = tmp_path_factory.mktemp("xdg-cache-test")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
     return folder
 
 

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "kerneltrace"
 # the layers below it, never one above. Where a newcomer's module goes: docs/architecture.md.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("kerneltrace", "kerneltrace.errors", "kerneltrace.atomic", "kerneltrace.sourceloc",
-              "kerneltrace.records", "kerneltrace.numfmt")),
+              "kerneltrace.records", "kerneltrace.numfmt", "kerneltrace.filecache")),
     ("facts", ("kerneltrace.isa", "kerneltrace.arch", "kerneltrace.counters", "kerneltrace.thresholds")),
     ("readers", ("kerneltrace.readers",)),
     ("model", ("kerneltrace.model",)),

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from test_csv_lines import ODD_FILES
 
+from kerneltrace import filecache
 from kerneltrace.errors import InputError
 from kerneltrace.model import lookupcache, metadata
 from kerneltrace.readers import csvs
@@ -30,7 +31,7 @@ def cache(tmp_path: Path, monkeypatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(folder))
     monkeypatch.delenv("KERNELTRACE_CACHE", raising=False)
     monkeypatch.setattr(lookupcache, "MIN_BYTES", 0)
-    monkeypatch.setattr(lookupcache, "SETTLED_NS", 0)
+    monkeypatch.setattr(filecache, "SETTLED_NS", 0)
     return folder / "kerneltrace" / "kernel-trace-lookups"
 
 
@@ -132,10 +133,10 @@ def test_another_code_or_a_broken_cache_file_is_a_miss(tmp_path: Path, cache: Pa
 
 def test_a_young_or_small_csv_is_not_stored(tmp_path: Path, cache: Path, monkeypatch):
     path = _one_file(tmp_path, HEADER + '"KERNEL_DISPATCH",1,"k",8\n')
-    monkeypatch.setattr(lookupcache, "SETTLED_NS", 3600 * 10**9)
+    monkeypatch.setattr(filecache, "SETTLED_NS", 3600 * 10**9)
     _match([path], ["k"], None, None)
     assert not cache.exists()
-    monkeypatch.setattr(lookupcache, "SETTLED_NS", 0)
+    monkeypatch.setattr(filecache, "SETTLED_NS", 0)
     monkeypatch.setattr(lookupcache, "MIN_BYTES", os.stat(path).st_size + 1)
     _match([path], ["k"], None, None)
     assert not cache.exists()

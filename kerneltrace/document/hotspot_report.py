@@ -466,10 +466,21 @@ def _capture_warnings(directory: Path, capture_report: Path | None) -> list[str]
 
 
 def _waves(directory: Path, table: CodeTable, structure: StructureThresholds | None) -> dict:
-    from kerneltrace.analysis.waves.analyze import analyze_waves
+    """The `waves` object: kept in the user's cache between runs on the same files
+    (kerneltrace.analysis.waves.summary_cache), computed (numpy, the wave files read) otherwise."""
+    from kerneltrace.analysis.waves.summary_cache import cached_summary
 
-    return analyze_waves(directory, table) if structure is None else analyze_waves(
-        directory, table, limits=structure)
+    def compute() -> dict:
+        from kerneltrace.analysis.waves.analyze import analyze_waves
+
+        return analyze_waves(directory, table) if structure is None else analyze_waves(
+            directory, table, limits=structure)
+
+    if structure is None:
+        return cached_summary(directory, compute)
+    from kerneltrace.thresholds import values_of
+
+    return cached_summary(directory, compute, values_of(structure))
 
 
 def analyze_dispatch(dispatch_dir: Path | str, **options: Unpack[AnalysisOptions]) -> dict:

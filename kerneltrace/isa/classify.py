@@ -146,6 +146,7 @@ def _first_token(asm: str) -> str:
     return parts[0] if parts else ""
 
 
+@lru_cache(maxsize=16384)  # ~14 calls per instruction across the structure analyses
 def opcode(asm: str) -> str:
     """First token of the instruction text, lower-case ("" for empty text).
 

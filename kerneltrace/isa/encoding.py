@@ -12,6 +12,7 @@ these sizes reproduce every Vaddr step.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from kerneltrace.isa.classify import opcode
 
@@ -35,6 +36,7 @@ def has_literal(asm: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=16384)  # control flow and address reuse both rebuild every row's address
 def encoded_size(asm: str) -> int:
     """Encoding size in bytes of one instruction line."""
     op = opcode(asm)
