@@ -25,7 +25,8 @@ class LoadTripThresholds:
         (0.4, 0.8), "share of the serialized trips' wait a single batch removes: the waits "
         "overlap once the loads are in flight together; the first latency, the requests' issue "
         "and what other waves already hid stay")
-    cited: int = heuristic(4, "serialized trips cited as evidence, first in program order")
+    cited: int = heuristic(4, "serialized trips cited as evidence: the first in program order, "
+                           "then the costliest")
 
 
 @plan_rule(id="MEM-serial-load-round-trips", lever="memory-pipeline", serves=("memory-latency",),
@@ -37,7 +38,7 @@ def serial_load_round_trips(ctx: PlanContext) -> list[Finding]:
         earlier such wait whose loaded registers their addresses do not read (analysis/load_trips.py),
         and their waits hold ≥ 5 % of the waves' time, with no MFMA between the first and the last
         (matrix stages are a prefetch-depth question)
-    Evidence: the first serialized loads and their waits, in program order
+    Evidence: the first serialized trip and the costliest ones: a load and its wait each
     Gain: 40–80 % of the serialized waits' share of the waves' time
     Fix: issue every independent load before the first wait (one bounds check for the whole tile),
         then wait once or in a staircase"""
@@ -57,9 +58,10 @@ def serial_load_round_trips(ctx: PlanContext) -> list[Finding]:
     if share < limits.min_share:
         return []
     low_part, high_part = limits.removable
-    first = late[:limits.cited]
+    # the first late trip in program order (where a reader starts), then the costliest
+    chosen = [late[0], *sorted(late[1:], key=lambda t: -t["stall"])][:limits.cited]
     evidence = []
-    for trip in first:
+    for trip in sorted(chosen, key=lambda t: t["wait_index"]):
         for index in trip["loads"][:1]:
             if index in ctx.instructions:
                 evidence.append(ctx.evidence(ctx.instructions[index], "load issued after an earlier wait"))
