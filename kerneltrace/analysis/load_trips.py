@@ -69,37 +69,36 @@ def load_trips(rows: Sequence[FlowRow], drains: Sequence[WaitDrain], flow: Contr
             claimed.update(loads)
     if len(trips) < 2:
         return None
+    earliest = _earliest_loaded(ordered, {i: k for k, (_, loads) in enumerate(trips) for i in loads})
     out: list[LoadTrip] = []
     for k, (drain, loads) in enumerate(trips):
         # issued only after the previous trip's wait (a counted staircase of waits on loads
         # issued together is not a series), and not needing anything an earlier trip loaded
-        serialized = k > 0 and trips[k - 1][0].index < min(loads) and not _depends_on_loaded(
-            ordered, [i for _, ls in trips[:k] for i in ls], loads)
+        serialized = (k > 0 and trips[k - 1][0].index < min(loads)
+                      and all(earliest.get(i, k) >= k for i in loads))
         out.append(LoadTrip(drain.index, loads, drain.stall, serialized))
     stall = sum(t.stall for t in out)
     late = sum(t.stall for t in out if t.serialized)
     return LoadTrips(tuple(out), stall, late, round(late / total_stall, 4) if total_stall else 0.0)
 
 
-def _depends_on_loaded(ordered: Sequence[FlowRow], earlier: Sequence[int], later: Sequence[int]) -> bool:
-    """Whether any of the `later` loads reads (through any chain of instructions before it) a
-    register one of the `earlier` loads wrote: its address needs that data."""
-    if not earlier:
-        return False
-    start, stop = min(earlier), max(later)
-    sources = set(earlier)
-    tainted: set = set()
-    targets = set(later)
+def _earliest_loaded(ordered: Sequence[FlowRow], trip_of: dict[int, int]) -> dict[int, int]:
+    """Per load of a trip: the earliest trip whose loaded data its address reads, through any
+    chain of instructions before it (absent when none). One pass in program order: each
+    register carries the earliest trip its value came from; an instruction's writes take the
+    earliest of its reads (a load's own data, its trip), an independent write clears them."""
+    source: dict = {}
+    out: dict[int, int] = {}
     for row in ordered:
-        if row.index < start or row.index > stop:
-            continue
         read = reads(row.asm)
-        if row.index in targets and tainted & read:
-            return True
-        if row.index in sources:
-            tainted |= writes(row.asm)
-        elif tainted & read:
-            tainted |= writes(row.asm)
-        else:
-            tainted -= writes(row.asm)  # overwritten by independent data
-    return False
+        earliest = min((source[r] for r in read if r in source), default=None)
+        if row.index in trip_of:
+            if earliest is not None:
+                out[row.index] = earliest
+            earliest = trip_of[row.index] if earliest is None else min(earliest, trip_of[row.index])
+        for register in writes(row.asm):
+            if earliest is None:
+                source.pop(register, None)
+            else:
+                source[register] = earliest
+    return out
