@@ -120,3 +120,21 @@ def test_synthetic_capture_without_kernel_trace_on_half_the_cus_is_launch_bound(
     assert full["structure"]["cu_usage"]["busy_cus_per_se"] == 8
     assert not full["structure"]["cu_usage"]["launch_bound"]
     json.dumps(doc)  # the document stays JSON
+
+
+def test_an_occupancy_file_beyond_the_read_limit_gives_no_usage(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    import kerneltrace.analysis.cu_usage as cu_usage
+    from kerneltrace.document.hotspot_report import analyze_dispatch
+    from kerneltrace.model.metadata import BUNDLE_LEVELS
+    from kerneltrace.synth.spec import demo_gemm
+    from kerneltrace.synth.writers import write_dispatch_dir
+
+    root = tmp_path.joinpath(*(f"level{k}" for k in range(BUNDLE_LEVELS + 1)))
+    spec = demo_gemm(arch="gfx950")
+    dispatch = write_dispatch_dir(root, replace(spec, waves=replace(spec.waves, other_cus=3)))
+    monkeypatch.setattr(cu_usage, "READ_LIMIT", 64)  # bytes: far below the file's size
+    doc = analyze_dispatch(dispatch, arch="gfx950")
+    assert doc["cu_usage"] is None and doc["structure"]["cu_usage"] is None
+    assert doc["structure"]["launch"] is None  # and nothing else is claimed about the launch

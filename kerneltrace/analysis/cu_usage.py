@@ -23,6 +23,10 @@ from dataclasses import asdict, dataclass
 
 from kerneltrace.thresholds import DEFAULT_LAUNCH_BOUND, LaunchBoundThresholds
 
+# occupancy.json read for these facts alone (not for the wave analysis): real ones are 5 KB–1.2 MB;
+# a multi-kernel trace of tens of MB would cost every run seconds of parsing for one launch fact
+READ_LIMIT = 16 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class EngineUsage:

@@ -301,11 +301,12 @@ def _cu_usage(directory: Path, document: dict) -> dict | None:
     metadata = document.get("metadata") or {}
     if metadata.get("kernel_trace") and metadata.get("kernel_trace_join") != "kernel_name":
         return None
-    from kerneltrace.analysis.cu_usage import observed_usage
-    from kerneltrace.readers.regular import optional_json
+    from kerneltrace.analysis.cu_usage import READ_LIMIT, observed_usage
+    from kerneltrace.readers.regular import read_json
 
-    occupancy, problem = optional_json(directory / "occupancy.json", "occupancy.json")
-    if problem or occupancy is None:
+    try:
+        occupancy = read_json(directory / "occupancy.json", "occupancy.json", READ_LIMIT)
+    except InputError:  # absent, unreadable or larger than a fact this cheap is worth
         return None
     return observed_usage(occupancy, [document.get("kernel"), document.get("kernel_symbol")])
 
