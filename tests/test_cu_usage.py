@@ -114,6 +114,14 @@ def test_synthetic_capture_without_kernel_trace_on_half_the_cus_is_launch_bound(
     assert entry["findings"][0]["rule"] == "LAUNCH-under-filled-gpu"
     assert "(observed)" in entry["findings"][0]["title"]
     assert entry["cu_usage"]["launch_bound"]
+    from kerneltrace.render.plan import render_html, render_markdown
+
+    summary = build_summary([doc], [])
+    lines = render_markdown(summary, [doc]).splitlines()
+    observed = [line for line in lines if line.startswith("- Observed instead: ")]
+    assert len(observed) == 1 and "**launch-bound**" in observed[0]  # a list item of its own
+    assert any(line.startswith("- Not known: no kernel-trace row") for line in lines)
+    assert "Observed instead: " in render_html(summary, [doc])
     # every CU of the SE busy (the generator's default): no launch-bound verdict from it
     full = analyze_dispatch(write_dispatch_dir(tmp_path / "full", demo_gemm(arch="gfx950")),
                             arch="gfx950")

@@ -137,7 +137,7 @@ def judged_usage(observed: Mapping | None, cus_per_se: float | None,
     engines_text = "the traced shader engine" if len(engines) == 1 else \
         f"the {len(engines)} traced shader engines"
     reason = (f"on {engines_text} {busy_cus:g} of {cus_per_se:g} CUs per SE "
-              f"ran the kernel's waves and the CUs held one {share:.0%} of the time "
+              f"ran the kernel's waves, and the CUs held one of its waves {share:.0%} of the time "
               f"(occupancy.json; busy CUs {min(cycles):,}–{max(cycles):,} cycles)")
     return JudgedUsage(len(engines), cus_per_se, round(busy_cus, 3), round(fill, 4), round(share, 4),
                        max(cycles), min(cycles), max(e["span_cycles"] for e in engines), bound,
