@@ -122,6 +122,11 @@ class JudgedUsage:
         return asdict(self)
 
 
+def usage_bound(busy_share: float, limits: LaunchBoundThresholds = DEFAULT_LAUNCH_BOUND) -> bool:
+    """Whether the traced SEs' idle CU time makes the dispatch launch-bound."""
+    return 1 - busy_share >= limits.idle_cu_time_share
+
+
 def judged_usage(observed: Mapping | None, cus_per_se: float | None,
                  limits: LaunchBoundThresholds = DEFAULT_LAUNCH_BOUND) -> JudgedUsage | None:
     """The observed usage judged (None without it or without the CUs per SE)."""
@@ -133,7 +138,7 @@ def judged_usage(observed: Mapping | None, cus_per_se: float | None,
                 for e in engines) / len(engines)
     cycles = [c for e in engines for c in e["busy_cycles"]]
     fill = min(1.0, busy_cus / cus_per_se)
-    bound = 1 - share >= limits.idle_cu_time_share
+    bound = usage_bound(share, limits)
     engines_text = "the traced shader engine" if len(engines) == 1 else \
         f"the {len(engines)} traced shader engines"
     reason = (f"on {engines_text} {busy_cus:g} of {cus_per_se:g} CUs per SE "

@@ -42,6 +42,12 @@ def row_stall(ins: dict) -> int:
     return int(stall) if stall is not None else estimated_stall(ins)
 
 
+def row_issue(ins: dict) -> int:
+    """A row's issue cycles: its latency beyond its stall (`row_stall`, at most the latency)."""
+    latency = int(ins.get("latency_cycles") or 0)
+    return latency - min(latency, row_stall(ins))
+
+
 def latency_mix(instructions: list[dict]) -> dict:
     """Latency, issue and stall cycles per type over these rows, and their shares of the rows'
     latency: {"latency_cycles", "by_type": {type: {latency, issue, stall, rows, hits}},
@@ -52,12 +58,12 @@ def latency_mix(instructions: list[dict]) -> dict:
             continue
         kind = ins.get("type") or isa.OTHER
         latency = int(ins.get("latency_cycles") or 0)
-        stall = min(latency, row_stall(ins))
+        issue = row_issue(ins)
         entry = by_type.setdefault(kind, {"latency": 0, "issue": 0, "stall": 0, "rows": 0,
                                           "hits": 0})
         entry["latency"] += latency
-        entry["stall"] += stall
-        entry["issue"] += latency - stall
+        entry["stall"] += latency - issue
+        entry["issue"] += issue
         entry["rows"] += 1
         entry["hits"] += int(ins.get("hits") or 0)
     total = sum(entry["latency"] for entry in by_type.values())

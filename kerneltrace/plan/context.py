@@ -42,6 +42,14 @@ class PlanContext:
         return int((self.hotspots.get("totals") or {}).get("stall_cycles") or 0)
 
     @property
+    def waves_time(self) -> int:
+        """The traced waves' time summed over instructions (latency + idle: the document's cost
+        total, else its latency total), the denominator of a share of the waves' time."""
+        costs = self.hotspots.get("costs") or {}
+        return int(costs.get("total_cycles") or (self.hotspots.get("totals") or {}).get(
+            "latency_cycles") or 0)
+
+    @property
     def ranking_basis(self) -> tuple[str, int]:
         """The per-instruction column the plan ranks by and its total: stall, or latency when the
         capture records no stall (rocprofv2 legacy, stall-free decodes)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kerneltrace import __version__
 from kerneltrace.analysis.costs import cost_summary
+from kerneltrace.analysis.cu_usage import usage_bound
 from kerneltrace.analysis.dispatch_labels import dispatch_labels
 from kerneltrace.analysis.launch import launch_judgement
 from kerneltrace.compare.gate import parse_thresholds
@@ -65,7 +66,7 @@ def with_launch_judged(hotspot_doc: dict, limits: LaunchBoundThresholds) -> dict
         return {**hotspot_doc, "structure": {**structure, "launch": {
             **launch, "launch_bound": bound, "reason": reason}}}
     if usage:  # no launch facts: the occupancy.json observation, judged the same way
-        bound = 1 - usage["busy_share"] >= limits.idle_cu_time_share
+        bound = usage_bound(usage["busy_share"], limits)
         return {**hotspot_doc, "structure": {**structure, "cu_usage": {**usage, "launch_bound": bound}}}
     return hotspot_doc
 

@@ -145,8 +145,8 @@ def work_region(doc: dict, min_loop_share: float = DEFAULT_VERDICT.min_loop_shar
     loop = hot_loop(doc, min_loop_share)
     if loop is not None:
         return loop
-    flow = doc_structure(doc).get("control_flow") or {}
-    if flow.get("loops") or flow.get("loops") is None:
+    loops = (doc_structure(doc).get("control_flow") or {}).get("loops")
+    if loops is None or loops:  # unknown, or a loop the hot-loop choice did not take
         return None
     executed = [ins["index"] for ins in doc.get("instructions") or [] if ins.get("hits")]
     if not executed:

@@ -22,13 +22,6 @@ class ExpGuardThresholds:
                                                "issue cycles leave, a later wait may absorb part")
 
 
-def waves_time(ctx: PlanContext) -> int:
-    """The traced waves' time summed over instructions (latency + idle), the share's denominator."""
-    costs = ctx.hotspots.get("costs") or {}
-    return int(costs.get("total_cycles") or (ctx.hotspots.get("totals") or {}).get(
-        "latency_cycles") or 0)
-
-
 @plan_rule(id="EXP-denormal-guard", lever="compute", serves=("compute-valu", "issue-dependency"),
            order=158, thresholds=(ExpGuardThresholds,))
 def exp_denormal_guard(ctx: PlanContext) -> list[Finding]:
@@ -47,7 +40,7 @@ def exp_denormal_guard(ctx: PlanContext) -> list[Finding]:
     limits = ctx.thresholds.of(ExpGuardThresholds)
     guards = [guard for guard in ctx.exp_guards
               if (ctx.instructions[guard.exp_index].get("hits") or 0) > 0]
-    total = waves_time(ctx)
+    total = ctx.waves_time
     if not guards or not total:
         return []
     rows = sorted({index for guard in guards for index in guard.guard_indices})

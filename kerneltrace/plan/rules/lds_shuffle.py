@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from kerneltrace.isa.classify import opcode
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain
-from kerneltrace.plan.rules.exp_guard import waves_time
 from kerneltrace.plan.spec import plan_rule
 from kerneltrace.thresholds import heuristic
 
@@ -77,7 +76,7 @@ def lds_narrow_write_shuffle(ctx: PlanContext) -> list[Finding]:
     limits = ctx.thresholds.of(LdsShuffleThresholds)
     program = [ins for ins in ctx.program_order if ins.get("hits")]
     runs = _runs(program, limits)
-    total = waves_time(ctx)
+    total = ctx.waves_time
     if not runs or not total:
         return []
 

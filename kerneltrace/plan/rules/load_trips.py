@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain
-from kerneltrace.plan.rules.exp_guard import waves_time
 from kerneltrace.plan.spec import plan_rule
 from kerneltrace.thresholds import heuristic
 
@@ -45,7 +44,7 @@ def serial_load_round_trips(ctx: PlanContext) -> list[Finding]:
     limits = ctx.thresholds.of(LoadTripThresholds)
     trips = ctx.structure.get("load_trips") or {}
     late = [t for t in trips.get("trips") or [] if t["serialized"]]
-    total = waves_time(ctx)
+    total = ctx.waves_time
     if len(late) < limits.min_serialized or not total:
         return []
     first_row, last_row = min(late[0]["loads"]), late[-1]["wait_index"]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kerneltrace.analysis.issue_mix import row_issue
 from kerneltrace.analysis.precise_math import KEPT, find_expansions
 from kerneltrace.isa import classify as isa
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain
-from kerneltrace.plan.rules.exp_guard import waves_time
 from kerneltrace.plan.spec import plan_rule
 from kerneltrace.thresholds import heuristic
 
@@ -24,11 +24,6 @@ class PreciseMathThresholds:
                                  "expansions' instructions take from which they are a finding")
     cited: int = heuristic(3, "expansions cited as evidence: the first in program order, then "
                            "the costliest")
-
-
-def _issue(ins: dict) -> int:
-    latency = int(ins.get("latency_cycles") or 0)
-    return latency - min(latency, int(ins.get("stall_cycles") or 0))
 
 
 @plan_rule(id="MATH-precise-expansions", lever="compute", serves=VECTOR_BOUND, order=157,
@@ -49,7 +44,7 @@ def precise_math(ctx: PlanContext) -> list[Finding]:
     limits = ctx.thresholds.of(PreciseMathThresholds)
     executed = [ins for ins in ctx.program_order if ins.get("hits")]
     found = [e for e in find_expansions(executed) if e.anchor in ctx.instructions]
-    total = waves_time(ctx)
+    total = ctx.waves_time
     if not found or not total:
         return []
     rows = sorted({index for e in found for index in e.rows})
@@ -62,9 +57,9 @@ def precise_math(ctx: PlanContext) -> list[Finding]:
     high = low
     basis = (f"a fast lowering keeps {KEPT} of each expansion's instructions: {removable:.0%} of "
              f"{len(rows)} instructions holding {share:.1%} of the waves' time")
-    valu_issue = sum(_issue(ins) for ins in executed if ins.get("type") == isa.VALU)
+    valu_issue = sum(row_issue(ins) for ins in executed if ins.get("type") == isa.VALU)
     if ctx.verdict.kind in VECTOR_BOUND and valu_issue:
-        demand = sum(_issue(ctx.instructions[i]) for i in rows
+        demand = sum(row_issue(ctx.instructions[i]) for i in rows
                      if ctx.instructions[i].get("type") == isa.VALU) / valu_issue
         vector = ctx.type_share(isa.VALU, isa.SALU)
         high = max(low, removable * demand * vector)
