@@ -119,6 +119,9 @@ class VerdictThresholds:
                                     "LDS/scalar waits for memory-latency) for a memory verdict")
     streaming_hideable: float = heuristic(0.4, "share of a streaming kernel's memory stall that "
                                           "more bytes in flight can hide (its ceiling)")
+    lean_share: float = heuristic(0.8, "fraction of its bar the nearest bound must reach for the "
+                                  "verdict to lean to it (low confidence) when no bound clears "
+                                  "its bar, instead of naming none (mixed)")
     barrier_share: float = heuristic(0.3, "barrier stall share for the synchronisation verdict "
                                      "(the BAR-dominated finding exists from barrier.min_share)")
     nop_share: float = heuristic(0.2, "`s_nop` stall share for the issue-dependency verdict")

@@ -124,6 +124,16 @@ def drain_waits(rows: Sequence[FlowRow], flow: ControlFlow | None = None, *,
     return out
 
 
+def lds_only_stall(drains: Sequence[WaitDrain]) -> int:
+    """Stall of the waits that drain only LDS results: an `lgkmcnt` wait whose youngest drained
+    producer is a `ds_*` operation, at a row whose `vmcnt` part (if any) drains nothing. A wait
+    on both counters with vector memory outstanding is charged to the vector memory, whose
+    latency is the longer one, so only on-chip round trips are counted here."""
+    vector_rows = {d.index for d in drains if d.counter == "vmcnt" and d.drained}
+    return sum(d.stall for d in drains
+               if d.counter == "lgkmcnt" and d.primary == "lds" and d.index not in vector_rows)
+
+
 def stall_by_class(drains: Sequence[WaitDrain]) -> dict[str, dict[str, int]]:
     """Wait stall charged per class: `primary` (youngest drained) and `shared` (the wait also
     drains other classes). A mixed wait (vmcnt and lgkmcnt) is counted once per counter."""

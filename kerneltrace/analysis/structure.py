@@ -18,7 +18,7 @@ from kerneltrace.analysis.control_flow import control_flow, rows_from_instructio
 from kerneltrace.analysis.coverage import clock_mhz, trace_coverage
 from kerneltrace.analysis.cu_usage import judged_usage
 from kerneltrace.analysis.dataflow import select_chains
-from kerneltrace.analysis.drains import drain_waits, stall_by_class
+from kerneltrace.analysis.drains import drain_waits, lds_only_stall, stall_by_class
 from kerneltrace.analysis.launch import Launch, doc_wave_size, launch_context, request_traffic
 from kerneltrace.analysis.load_trips import load_trips
 from kerneltrace.analysis.setup import kernarg_bases, round_trips
@@ -148,6 +148,8 @@ def structure_of(doc: Mapping, limits: StructureThresholds = DEFAULT_STRUCTURE) 
             "total_cycles": total,
             "by_class": {k: {**v, "share": round(v["primary"] / total, 4) if total else 0.0}
                          for k, v in sorted(by_class.items())},
+            # on-chip round trips: waits for LDS results only (the LDS-bound verdict's share)
+            "lds_only_share": round(lds_only_stall(drains) / total, 4) if total else 0.0,
             "top": [d.to_dict() for d in sorted(drains, key=lambda d: -d.stall)[:TOP_WAITS]],
             "charged": _charged(drains),
         },

@@ -346,6 +346,10 @@ class Facts:
         self.barrier = share(isa.BARRIER)
         self.nop = share(isa.NOP)
         self.structure = doc_structure(doc)
+        # on-chip LDS round trips: LDS instructions held at issue plus the waits for LDS results
+        # only (a wait that also drains vector memory counts as memory); 0 without a stall column
+        lds_waits = (self.structure.get("waits") or {}).get("lds_only_share") or 0.0
+        self.lds_round_trips = 0.0 if self.no_stall else share(isa.LDS) + min(lds_waits, self.lds_smem)
         self.non_hidden = self.peers.get("non_hidden_share")
         self.lines = [f"vector-memory stall {_pct(self.memory)}", f"LDS/SMEM waits {_pct(self.lds_smem)}",
                       f"barrier {_pct(self.barrier)}", f"s_nop {_pct(self.nop)}",
@@ -868,6 +872,10 @@ def memory_latency(f: Facts) -> Bottleneck | None:
     kind_facts = [*f.lines]
     if f.mfma_busy is not None:
         kind_facts.insert(0, f"hot-loop MFMA busy {f.mfma_busy:.0%}")
+    lds_only = min((f.structure.get("waits") or {}).get("lds_only_share") or 0.0, lds_smem)
+    off_chip = memory + lds_smem - lds_only
+    if not f.no_stall and f.lds_round_trips > off_chip:
+        return lds_round_trips(f, off_chip)
     split = mix.get("issue", 0) >= f.limits.mixed_issue_share
     if split:
         kind_facts.insert(1, f"hot-loop stall: waits {mix['waits']:.0%}, dependent issue "
@@ -894,6 +902,28 @@ def memory_latency(f: Facts) -> Bottleneck | None:
     )
 
 
+def lds_round_trips(f: Facts, off_chip: float) -> Bottleneck:
+    """Memory-shaped stall that is mostly on-chip: LDS instructions and the waits for their
+    results hold more of it than the off-chip (vector, scalar) memory waits. Latency from LDS
+    round trips is set by the kernel's own data exchange (layout changes, reductions, fragments
+    read back one wait at a time), not by DRAM: prefetching deeper does not touch it."""
+    return Bottleneck(
+        "issue-dependency",
+        f"Issue/dependency-bound on LDS round trips: LDS instructions and the waits for their "
+        f"results hold {f.lds_round_trips:.0%} of stall, more than the {off_chip:.0%} that waits "
+        "on off-chip memory: data exchanged through LDS (a layout change written, fenced and "
+        "read back; fragments read one wait at a time) and waited for before the next step sets "
+        "the pace.",
+        [f"LDS round trips {f.lds_round_trips:.0%} of stall (LDS issue + LDS-only waits)",
+         f"off-chip memory waits {off_chip:.0%}", *f.lines], "medium",
+        helps=["fewer LDS round trips: change layouts in registers (DPP, permlane, "
+               "`ds_bpermute`) or fuse the producer's layout with the consumer's",
+               "issue every LDS read of a step before one wait, wider LDS operations (b64/b128)",
+               "then the off-chip memory waits"],
+        does_not_help=["deeper global-memory prefetching alone (the waits are on-chip)"],
+    )
+
+
 def mixed(f: Facts) -> Bottleneck:
     return Bottleneck(
         "mixed",
@@ -910,11 +940,48 @@ CHECKS: tuple[Callable[[Facts], Bottleneck | None], ...] = (
 )
 
 
+# The bars a bound must clear, by the threshold that sets each, and what the facts hold of it
+BARS: tuple[tuple[str, str, Callable[[Facts], float | None]], ...] = (
+    ("memory_share", "memory waits", lambda f: f.memory + f.lds_smem),
+    ("barrier_share", "barrier stall", lambda f: f.barrier),
+    ("nop_share", "`s_nop` stall", lambda f: f.nop),
+    ("mfma_bound", "hot-loop MFMA busy",
+     lambda f: f.mfma_busy if f.mfma_busy is not None else f.mfma_busy_floor),
+    ("valu_bound", "VALU busy", lambda f: f.busy.get("VALU")),
+)
+
+
+def _first_check(facts: Facts) -> Bottleneck | None:
+    return next((v for v in (check(facts) for check in CHECKS) if v is not None), None)
+
+
+def lean(doc: dict, l2: dict | None, facts: Facts) -> Bottleneck | None:
+    """No bound clears its bar: the verdict of the bound nearest its bar (the largest fraction
+    of it, at least `lean_share`), with that one bar lowered to what the kernel shows, at low
+    confidence. An engineer names the bound a kernel is closest to; "mixed" names none."""
+    limits = facts.limits
+    nearest = max(((value / getattr(limits, name), name, label, value)
+                   for name, label, get in BARS
+                   if isinstance(value := get(facts), int | float) and getattr(limits, name) > 0),
+                  default=None)
+    if nearest is None or nearest[0] < limits.lean_share:
+        return None
+    _, name, label, value = nearest
+    verdict = _first_check(Facts(doc, l2, replace(limits, **{name: value})))
+    if verdict is None:
+        return None
+    bar = getattr(limits, name)
+    return replace(
+        verdict, confidence="low",
+        sentence=f"No bound clears its bar; the nearest is {label} at {value:.0%} against "
+                 f"{bar:.0%}. {verdict.sentence}",
+        evidence=[f"nearest bar: {label} {value:.0%} of {bar:.0%}", *verdict.evidence])
+
+
 def decide(doc: dict, l2: dict | None = None,
            limits: VerdictThresholds = DEFAULT_VERDICT) -> Bottleneck:
     """The verdict for one hotspot document (and its L2 metrics when PMC was collected); from
     estimated stall, with low confidence, when the capture has no stall column."""
     facts = Facts(doc, l2, limits)
-    verdict = next((v for v in (check(facts) for check in CHECKS) if v is not None), None)
-    verdict = verdict if verdict is not None else mixed(facts)
+    verdict = _first_check(facts) or lean(doc, l2, facts) or mixed(facts)
     return replace(verdict, confidence="low") if facts.no_stall else verdict
