@@ -60,3 +60,29 @@ def test_a_bound_near_its_bar_is_named_at_low_confidence():
 def test_no_bound_near_its_bar_stays_mixed():
     verdict = decide(_doc({"barrier": 0.2, "VALU": 0.3, "VMEM-wait": 0.2}))
     assert verdict.kind == "mixed"
+
+
+def test_mfma_stall_in_an_mfma_bound_loop_is_bounded_by_what_the_bound_leaves(tmp_path):
+    """MFMA rows stalled on a full matrix pipe (issue 21.8): a line or region finding of that
+    stall claims no more than the verdict's ceiling; without the cap it would rank HIGH."""
+    import plan_verdict_specs as specs
+
+    from kerneltrace.document.hotspot_report import analyze_dispatch
+    from kerneltrace.plan.summary import build_summary
+    from kerneltrace.synth import SynthInstruction, write_dispatch_dir
+
+    spec = specs.mfma_bound()
+    stalled = tuple(SynthInstruction(ins.asm, ins.line, issue_cycles=ins.issue_cycles, stall_cycles=8)
+                    if ins.asm.startswith("v_mfma") else ins for ins in spec.instructions)
+    from dataclasses import replace
+
+    doc = analyze_dispatch(write_dispatch_dir(tmp_path, replace(spec, instructions=stalled)), waves=True)
+    entry = build_summary([doc], [])["kernels"][0]["dispatches"][0]
+    assert entry["bottleneck"]["kind"] == "compute-mfma"
+    mfma_rows = {i["index"] for i in doc["instructions"] if i["asm"].startswith("v_mfma")}
+    located = [f for f in entry["findings"] if f["rule"] in ("LINE-hotspot", "REGION-hotspot")
+               and {e["instruction_index"] for e in f["evidence"]} <= mfma_rows]
+    assert located, "the stalled MFMA rows get a line or region finding"
+    for finding in located:
+        assert "compute-mfma verdict" in finding["estimated_gain"]["basis"]
+        assert finding["priority"] != "HIGH"

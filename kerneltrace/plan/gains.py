@@ -189,6 +189,16 @@ def lever(finding: Finding, ctx: PlanContext) -> str:
     return "compute" if types & {"MFMA", "VALU"} else "line"
 
 
+def mfma_stall_only(finding: Finding, ctx: PlanContext) -> bool:
+    """A line or region finding whose cited stall is mostly on MFMA rows."""
+    if spec_for(finding.rule).lever not in ("line", "region"):
+        return False
+    cited = _cited(finding, ctx)
+    stall = sum(ins.get("stall_cycles") or 0 for ins in cited)
+    mfma = sum(ins.get("stall_cycles") or 0 for ins in cited if ins.get("type") == "MFMA")
+    return stall > 0 and mfma * 2 >= stall
+
+
 def _cap(priority: str, cap: str) -> str:
     return max(priority, cap, key=PRIORITIES.index)
 
@@ -282,6 +292,10 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, ctx: PlanContex
             continue
         if kind in ruled_out:
             finding.contradicts_verdict = True
+        if kind == "compute" and verdict.kind == "compute-mfma" and mfma_stall_only(finding, ctx):
+            # MFMA rows waiting for a matrix pipe the loop keeps full: back-pressure, what the
+            # bound leaves is all a fix of them can take (issue 21.8)
+            kind = "mfma-back-pressure"
         if gain is not None and kind not in ("compute",) and verdict.ceiling < 1:
             gain = _bounded(gain, verdict.ceiling, f"the {verdict.kind} verdict (what the bound "
                             f"leaves: {verdict.ceiling:.1%} of stall)")
