@@ -9,7 +9,13 @@ from kerneltrace.analysis.waterfall import waterfall_loops
 from kerneltrace.document.hotspot_report import analyze_dispatch
 from kerneltrace.plan.rules.waterfall import WaterfallThresholds
 from kerneltrace.plan.summary import build_summary
-from kerneltrace.synth import KernelSpec, LoopRegion, SynthInstruction, WaveLayout, write_dispatch_dir
+from kerneltrace.synth import (
+    KernelSpec,
+    LoopRegion,
+    SynthInstruction,
+    WaveLayout,
+    write_dispatch_dir,
+)
 from kerneltrace.synth.spec import KernelResources, with_branch_immediates
 
 I = SynthInstruction  # noqa: E741
