@@ -146,3 +146,35 @@ def test_an_occupancy_file_beyond_the_read_limit_gives_no_usage(tmp_path, monkey
     doc = analyze_dispatch(dispatch, arch="gfx950")
     assert doc["cu_usage"] is None and doc["structure"]["cu_usage"] is None
     assert doc["structure"]["launch"] is None  # and nothing else is claimed about the launch
+
+
+# 9 CUs: 4 ran a fourth round of equal workgroups, 5 only three (a 1024-tile GEMM on 304 CUs)
+ROUNDS = document({0: [event for cu in range(9) for r in range(4 if cu < 4 else 3)
+                       for event in wave(1000 * r, 1000 * r + 990, cu)]})
+
+
+def test_a_last_round_on_some_cus_is_two_levels_a_staircase_is_not():
+    judged = judged_usage(observed_usage(ROUNDS, ["attn_kernel"]), 9.5)
+    assert judged.two_levels and judged.longest_cus == 4 and not judged.launch_bound
+    # mean busy (4 × 3960 + 5 × 2970) / 9 over the longest 3960
+    assert judged.tail_share == round(1 - (4 * 3960 + 5 * 2970) / 9 / 3960, 4)
+    staircase = judged_usage(observed_usage(STAIRCASE, ["attn_kernel"]), 4.0)
+    assert not staircase.two_levels and staircase.tail_share == round(1 - 2500 / 4000, 4)
+
+
+def test_the_observed_tail_is_a_launch_tail_finding():
+    from kerneltrace.plan.context import PlanContext
+    from kerneltrace.plan.rules.launch import launch_findings
+    from tests.plan_synthetic import Ins, hotspot_doc
+
+    doc = hotspot_doc([Ins("v_mfma_f32_16x16x16_bf16 a[0:3], v[0:1], v[2:3], a[0:3]", "MFMA",
+                           stall=10, latency=100), Ins("s_endpgm", "other", latency=10)])
+    judged = judged_usage(observed_usage(ROUNDS, ["attn_kernel"]), 9.5)
+    doc["structure"] = {"cu_usage": judged.to_dict(), "launch": None}
+    (finding,) = launch_findings(PlanContext(doc))
+    assert finding.rule == "LAUNCH-tail" and "(observed)" in finding.title
+    assert finding.estimated_gain.high == round(judged.tail_share, 4)  # no setup: all divisible
+    assert finding.estimated_gain.low == round(judged.tail_share / 2, 4)
+    doc["structure"]["cu_usage"] = judged_usage(observed_usage(STAIRCASE, ["attn_kernel"]),
+                                                4.0).to_dict()
+    assert launch_findings(PlanContext(doc)) == []  # a staircase of unequal workgroups

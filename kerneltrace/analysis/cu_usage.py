@@ -26,6 +26,7 @@ from kerneltrace.thresholds import DEFAULT_LAUNCH_BOUND, LaunchBoundThresholds
 # occupancy.json read for these facts alone (not for the wave analysis): real ones are 5 KB–1.2 MB;
 # a multi-kernel trace of tens of MB would cost every run seconds of parsing for one launch fact
 READ_LIMIT = 16 * 1024 * 1024
+LONGEST_NEAR = 0.95  # a CU this close to its SE's longest busy time ran the last round
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,13 @@ class JudgedUsage:
     span_cycles: int  # the longest per-SE span
     launch_bound: bool
     reason: str
+    # 1 − mean / longest busy cycles over each SE's busy CUs (mean over the SEs): the CU time
+    # lost waiting for the longest-busy CU, i.e. what evening out the work would take
+    tail_share: float = 0.0
+    longest_cus: int = 0  # busy CUs within 5 % of their SE's longest (the last round's)
+    # every SE's busy CUs at two levels (each within 5 % of its top): a last round of equal
+    # workgroups that reached only some CUs, not a staircase of unequal ones
+    two_levels: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -144,6 +152,17 @@ def judged_usage(observed: Mapping | None, cus_per_se: float | None,
     reason = (f"on {engines_text} {busy_cus:g} of {cus_per_se:g} CUs per SE "
               f"ran the kernel's waves, and the CUs held one of its waves {share:.0%} of the time "
               f"(occupancy.json; busy CUs {min(cycles):,}–{max(cycles):,} cycles)")
+    tail = sum(1 - sum(e["busy_cycles"]) / (len(e["busy_cycles"]) * max(e["busy_cycles"]))
+               for e in engines if e["busy_cycles"] and max(e["busy_cycles"])) / len(engines)
+    longest = sum(1 for e in engines for c in e["busy_cycles"] if c >= LONGEST_NEAR * max(e["busy_cycles"]))
     return JudgedUsage(len(engines), cus_per_se, round(busy_cus, 3), round(fill, 4), round(share, 4),
                        max(cycles), min(cycles), max(e["span_cycles"] for e in engines), bound,
-                       reason)
+                       reason, round(tail, 4), longest,
+                       all(_two_levels(e["busy_cycles"]) for e in engines))
+
+
+def _two_levels(busy: Sequence[int]) -> bool:
+    """Whether these busy cycles sit at two levels, each within LONGEST_NEAR of its top."""
+    top = max(busy, default=0)
+    short = [c for c in busy if c < LONGEST_NEAR * top]
+    return bool(short) and min(short) >= LONGEST_NEAR * max(short)

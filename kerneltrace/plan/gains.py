@@ -296,7 +296,8 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, ctx: PlanContex
             # MFMA rows waiting for a matrix pipe the loop keeps full: back-pressure, what the
             # bound leaves is all a fix of them can take (issue 21.8)
             kind = "mfma-back-pressure"
-        if gain is not None and kind not in ("compute",) and verdict.ceiling < 1:
+        # a launch fix puts idle CUs to work whatever bounds each wave: not inside the ceiling
+        if gain is not None and kind not in ("compute", "launch") and verdict.ceiling < 1:
             gain = _bounded(gain, verdict.ceiling, f"the {verdict.kind} verdict (what the bound "
                             f"leaves: {verdict.ceiling:.1%} of stall)")
         once = _once_per_wave_cost(finding, ctx) if finding.location else None

@@ -12,7 +12,7 @@ from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain
 from kerneltrace.plan.spec import FindingKind, plan_rule
 from kerneltrace.plan.verdict import launch_gain
-from kerneltrace.thresholds import heuristic
+from kerneltrace.thresholds import VerdictThresholds, heuristic
 
 RULE_UNDER = "LAUNCH-under-filled-gpu"
 RULE_TAIL = "LAUNCH-tail"
@@ -33,6 +33,9 @@ class LaunchThresholds:
     fewer_bytes: tuple[float, float] = heuristic(
         (0.1, 0.4), "share of a bandwidth-bound kernel's vector-memory stall fewer bytes "
         "(fusion, narrower types) remove")
+    min_observed_tail: float = heuristic(0.08, "CU time lost waiting for the longest-busy CU of "
+                                         "each traced SE (occupancy.json, no kernel trace) from "
+                                         "which the uneven end is a LAUNCH-tail finding")
     staircase_spread: float = heuristic(0.6, "least busy CU's cycles over the busiest's below "
                                         "which the observed under-fill names a staircase of "
                                         "workgroup lengths")
@@ -61,7 +64,10 @@ def launch_findings(ctx: PlanContext) -> list[Finding]:
 
     Trigger: `structure.launch.launch_bound` (≥ 50 % of the CUs get no workgroup, or the last
         round of resident workgroups leaves ≥ 25 % of the run's capacity idle) with a launch gain
-        > 0; `LAUNCH-tail` when most CUs get work but the last round is nearly empty
+        > 0; `LAUNCH-tail` when most CUs get work but the last round is nearly empty; without
+        a kernel trace, `LAUNCH-tail` (observed) when every traced SE's busy CUs sit at two
+        levels (occupancy.json: a last round that reached only some CUs) and ≥ 8 % of their time
+        waits for the longest
     Evidence: the hot loop's header and back edge (the work a re-partition shares out); the
         reason names workgroups, CUs, rounds
     Gain: the idle share × (1 − the kernel-argument round trips' share of a wave's life, paid by
@@ -70,6 +76,8 @@ def launch_findings(ctx: PlanContext) -> list[Finding]:
         launch), or one more resident workgroup per CU for a tail"""
     launch = ctx.structure.get("launch") or {}
     gain = launch_gain(ctx.hotspots)
+    if gain is None and not launch:
+        return _observed_tail(ctx)
     if gain is None or gain[1] <= 0:
         return []
     if not launch.get("launch_bound"):
@@ -98,6 +106,43 @@ def launch_findings(ctx: PlanContext) -> list[Finding]:
                     "hiding inside it cannot help the CUs that have no work."),
         fix=fix, scope="kernel", effort="high",
         evidence=_divided_loop(ctx),
+    )]
+
+
+def _observed_tail(ctx: PlanContext) -> list[Finding]:
+    """LAUNCH-tail from occupancy.json when there are no launch facts: the traced SEs' busy CUs
+    end unevenly (a last round of workgroups on some CUs only, or workgroups of unequal length)."""
+    from kerneltrace.plan.verdict import divisible_life
+
+    usage = ctx.structure.get("cu_usage") or {}
+    tail = usage.get("tail_share") or 0.0
+    if (usage.get("launch_bound") or not usage.get("two_levels")
+            or tail < ctx.thresholds.of(LaunchThresholds).min_observed_tail):
+        return []
+    share, chain = divisible_life(ctx.hotspots, ctx.structure,
+                                  ctx.thresholds.of(VerdictThresholds).chain_max_loads)
+    high = round(tail * share, 4)
+    longest, busy = usage["busy_cycles_longest"], usage["busy_cus_per_se"] * usage["traced_shader_engines"]
+    reason = (f"on the traced shader engine(s) {usage['longest_cus']} of {busy:g} busy CUs stay "
+              f"busy {longest:,} cycles and the others about {usage['busy_cycles_shortest']:,} "
+              f"(two levels: a last round of workgroups that reached only some CUs): {tail:.0%} "
+              "of the busy CUs' time is spent waiting for the longest (occupancy.json)")
+    return [ctx.finding(
+        RULE_TAIL, 0.0, id=RULE_TAIL, priority="HIGH",
+        title=(f"Tail (observed): {usage['longest_cus']} of {busy:g} busy CUs run longest; evening "
+               f"out the work takes up to {high:.0%} of the kernel time"),
+        estimated_gain=Gain(round(high / 2, 4), high,
+                            f"{reason}; that share times the part of a wave's life that is "
+                            "divisible work" + (f" ({chain})" if chain else "") + ", halved for "
+                            "the low end (no kernel trace: the grid is not known, only what the "
+                            "traced shader engines show)", unit="kernel_time"),
+        root_cause=(f"{reason[:1].upper()}{reason[1:]}. The workgroups are of one length and "
+                    "their count is not a multiple of CUs × resident workgroups, so the CUs that "
+                    "got the last round's set the end while the others idle."),
+        fix=("Make the work divide evenly: a tile count that is a multiple of CUs × resident "
+             "workgroups (retile), stream-K or split-K for the last round's tiles, or, for a "
+             "persistent kernel, hand out tiles so every CU ends together"),
+        scope="kernel", effort="high", evidence=_divided_loop(ctx),
     )]
 
 
