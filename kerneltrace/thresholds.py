@@ -224,6 +224,9 @@ class LaunchBoundThresholds:
     tail_loss: float = heuristic(0.25, "share of the run's CU capacity the last round of resident "
                                  "workgroups leaves idle from which a multi-round dispatch is "
                                  "launch-bound (tail)")
+    same_level: float = heuristic(0.95, "fraction of a level's top busy cycles from which a CU "
+                                  "of a traced SE ran as long as it (occupancy.json: the CUs of "
+                                  "the last round, two levels of busy time)")
     idle_cu_time_share: float = heuristic(0.5, "share of the traced shader engines' CU time "
                                           "(CUs per SE × the kernel's span there) holding none of "
                                           "the kernel's waves (occupancy.json) from which a "

@@ -71,7 +71,8 @@ def test_ids_and_run_order_are_unique():
 def test_tables_are_built_from_the_specs():
     assert set(LEVERS) == set(KINDS)
     assert LEVERS["S2-private-array-in-scratch"] == "register-pressure"  # was missing (silent "none")
-    assert VERDICT_RULES["compute-mfma"] == {"W2-hot-loop-mfma-bound", "MFMA-dependency-chain"}
+    assert VERDICT_RULES["compute-mfma"] == {"W2-hot-loop-mfma-bound", "MFMA-dependency-chain",
+                                             "PERSIST-per-tile-overhead"}
     assert VERDICT_RULES["tail"] == {"W3-wave-tail"}
     assert CALIBRATED_RULES == {"LINE-hotspot", "P1-loads-in-mfma-loop",
                                 "P3-lds-read-before-mfma", "W1-entry-waits-on-loads",

@@ -26,7 +26,6 @@ from kerneltrace.thresholds import DEFAULT_LAUNCH_BOUND, LaunchBoundThresholds
 # occupancy.json read for these facts alone (not for the wave analysis): real ones are 5 KB–1.2 MB;
 # a multi-kernel trace of tens of MB would cost every run seconds of parsing for one launch fact
 READ_LIMIT = 16 * 1024 * 1024
-LONGEST_NEAR = 0.95  # a CU this close to its SE's longest busy time ran the last round
 
 
 @dataclass(frozen=True)
@@ -121,8 +120,8 @@ class JudgedUsage:
     # 1 − mean / longest busy cycles over each SE's busy CUs (mean over the SEs): the CU time
     # lost waiting for the longest-busy CU, i.e. what evening out the work would take
     tail_share: float = 0.0
-    longest_cus: int = 0  # busy CUs within 5 % of their SE's longest (the last round's)
-    # every SE's busy CUs at two levels (each within 5 % of its top): a last round of equal
+    longest_cus: int = 0  # busy CUs at their SE's longest level (the last round's)
+    # every SE's busy CUs at two levels (each within `same_level` of its top): a last round of equal
     # workgroups that reached only some CUs, not a staircase of unequal ones
     two_levels: bool = False
 
@@ -154,15 +153,16 @@ def judged_usage(observed: Mapping | None, cus_per_se: float | None,
               f"(occupancy.json; busy CUs {min(cycles):,}–{max(cycles):,} cycles)")
     tail = sum(1 - sum(e["busy_cycles"]) / (len(e["busy_cycles"]) * max(e["busy_cycles"]))
                for e in engines if e["busy_cycles"] and max(e["busy_cycles"])) / len(engines)
-    longest = sum(1 for e in engines for c in e["busy_cycles"] if c >= LONGEST_NEAR * max(e["busy_cycles"]))
+    near = limits.same_level
+    longest = sum(1 for e in engines for c in e["busy_cycles"] if c >= near * max(e["busy_cycles"]))
     return JudgedUsage(len(engines), cus_per_se, round(busy_cus, 3), round(fill, 4), round(share, 4),
                        max(cycles), min(cycles), max(e["span_cycles"] for e in engines), bound,
                        reason, round(tail, 4), longest,
-                       all(_two_levels(e["busy_cycles"]) for e in engines))
+                       all(_two_levels(e["busy_cycles"], near) for e in engines))
 
 
-def _two_levels(busy: Sequence[int]) -> bool:
-    """Whether these busy cycles sit at two levels, each within LONGEST_NEAR of its top."""
+def _two_levels(busy: Sequence[int], near: float) -> bool:
+    """Whether these busy cycles sit at two levels, each within `near` of its top."""
     top = max(busy, default=0)
-    short = [c for c in busy if c < LONGEST_NEAR * top]
-    return bool(short) and min(short) >= LONGEST_NEAR * max(short)
+    short = [c for c in busy if c < near * top]
+    return bool(short) and min(short) >= near * max(short)
