@@ -164,7 +164,7 @@ def test_a_last_round_on_some_cus_is_two_levels_a_staircase_is_not():
 
 def test_the_observed_tail_is_a_launch_tail_finding():
     from kerneltrace.plan.context import PlanContext
-    from kerneltrace.plan.rules.launch import launch_findings
+    from kerneltrace.plan.rules.launch import LaunchThresholds, launch_findings
     from tests.plan_synthetic import Ins, hotspot_doc
 
     doc = hotspot_doc([Ins("v_mfma_f32_16x16x16_bf16 a[0:3], v[0:1], v[2:3], a[0:3]", "MFMA",
@@ -173,8 +173,10 @@ def test_the_observed_tail_is_a_launch_tail_finding():
     doc["structure"] = {"cu_usage": judged.to_dict(), "launch": None}
     (finding,) = launch_findings(PlanContext(doc))
     assert finding.rule == "LAUNCH-tail" and "(observed)" in finding.title
-    assert finding.estimated_gain.high == round(judged.tail_share, 4)  # no setup: all divisible
-    assert finding.estimated_gain.low == round(judged.tail_share / 2, 4)
+    low, high = LaunchThresholds().observed_tail_removable
+    # no setup round trips: all of the wave's life is divisible
+    assert finding.estimated_gain.high == round(judged.tail_share * high, 4)
+    assert finding.estimated_gain.low == round(judged.tail_share * low, 4)
     doc["structure"]["cu_usage"] = judged_usage(observed_usage(STAIRCASE, ["attn_kernel"]),
                                                 4.0).to_dict()
     assert launch_findings(PlanContext(doc)) == []  # a staircase of unequal workgroups

@@ -36,6 +36,9 @@ class LaunchThresholds:
     min_observed_tail: float = heuristic(0.08, "CU time lost waiting for the longest-busy CU of "
                                          "each traced SE (occupancy.json, no kernel trace) from "
                                          "which the uneven end is a LAUNCH-tail finding")
+    observed_tail_removable: tuple[float, float] = heuristic(
+        (0.3, 0.7), "share of an observed tail's waiting CU time a re-partition takes back (a "
+        "stream-K split adds partial-tile reductions, another tile shape its own efficiency)")
     staircase_spread: float = heuristic(0.6, "least busy CU's cycles over the busiest's below "
                                         "which the observed under-fill names a staircase of "
                                         "workgroup lengths")
@@ -71,7 +74,8 @@ def launch_findings(ctx: PlanContext) -> list[Finding]:
     Evidence: the hot loop's header and back edge (the work a re-partition shares out); the
         reason names workgroups, CUs, rounds
     Gain: the idle share × (1 − the kernel-argument round trips' share of a wave's life, paid by
-        every wave however the work is split), low end halved; kernel time
+        every wave however the work is split), low end halved; kernel time; the observed tail:
+        its waiting share × that divisible part × 30–70 % (hypothesis)
     Fix: tile/split configuration (split-K / stream-K, smaller tiles, several problems per
         launch), or one more resident workgroup per CU for a tail"""
     launch = ctx.structure.get("launch") or {}
@@ -116,12 +120,13 @@ def _observed_tail(ctx: PlanContext) -> list[Finding]:
 
     usage = ctx.structure.get("cu_usage") or {}
     tail = usage.get("tail_share") or 0.0
-    if (usage.get("launch_bound") or not usage.get("two_levels")
-            or tail < ctx.thresholds.of(LaunchThresholds).min_observed_tail):
+    limits = ctx.thresholds.of(LaunchThresholds)
+    if usage.get("launch_bound") or not usage.get("two_levels") or tail < limits.min_observed_tail:
         return []
     share, chain = divisible_life(ctx.hotspots, ctx.structure,
                                   ctx.thresholds.of(VerdictThresholds).chain_max_loads)
-    high = round(tail * share, 4)
+    low_part, high_part = limits.observed_tail_removable
+    low, high = round(tail * share * low_part, 4), round(tail * share * high_part, 4)
     longest, busy = usage["busy_cycles_longest"], usage["busy_cus_per_se"] * usage["traced_shader_engines"]
     reason = (f"on the traced shader engine(s) {usage['longest_cus']} of {busy:g} busy CUs stay "
               f"busy {longest:,} cycles and the others about {usage['busy_cycles_shortest']:,} "
@@ -129,13 +134,14 @@ def _observed_tail(ctx: PlanContext) -> list[Finding]:
               "of the busy CUs' time is spent waiting for the longest (occupancy.json)")
     return [ctx.finding(
         RULE_TAIL, 0.0, id=RULE_TAIL, priority="HIGH",
-        title=(f"Tail (observed): {usage['longest_cus']} of {busy:g} busy CUs run longest; evening "
-               f"out the work takes up to {high:.0%} of the kernel time"),
-        estimated_gain=Gain(round(high / 2, 4), high,
+        title=(f"Tail (observed): {usage['longest_cus']} of {busy:g} busy CUs run a last round the "
+               f"others do not; {tail:.0%} of the busy CUs' time waits for them"),
+        estimated_gain=Gain(low, high,
                             f"{reason}; that share times the part of a wave's life that is "
-                            "divisible work" + (f" ({chain})" if chain else "") + ", halved for "
-                            "the low end (no kernel trace: the grid is not known, only what the "
-                            "traced shader engines show)", unit="kernel_time"),
+                            "divisible work" + (f" ({chain})" if chain else "") + f", of which a "
+                            f"re-partition takes back {low_part:.0%}–{high_part:.0%} (hypothesis; "
+                            "no kernel trace: the grid is not known, only what the traced shader "
+                            "engines show)", unit="kernel_time"),
         root_cause=(f"{reason[:1].upper()}{reason[1:]}. The workgroups are of one length and "
                     "their count is not a multiple of CUs × resident workgroups, so the CUs that "
                     "got the last round's set the end while the others idle."),
