@@ -58,8 +58,6 @@ COVERED_BY: dict[str, tuple[str, str]] = {
     "kerneltrace.plan.rules.stragglers": ("test_stragglers.py",
                                           "BAR-straggler-waits in the plans build_summary makes"),
     "kerneltrace.plan.rules._util": ("test_plan_rules.py", "instruction predicates of the rules"),
-    "kerneltrace.plan.rules.launch": ("test_plan_structure_rules.py",
-                                      "LAUNCH/SETUP/BW findings through the registry"),
     "kerneltrace.plan.rules.regions": ("test_plan_render.py", "REGION-hotspot through the registry"),
     "kerneltrace.plan.rules.waves_refs": ("test_plan_waves.py", "wave-rule helpers through W1–W3"),
     "kerneltrace.readers.jsonfile": ("test_readers_codejson.py", "broken-JSON errors of code.json"),
