@@ -54,6 +54,16 @@ class Gain:
     def rank_value(self) -> float:
         return self.high if self.ranking is None else self.ranking
 
+    @classmethod
+    def of_wave_time(cls, share: float, parts: tuple[float, float], what: str,
+                     change: str) -> Gain:
+        """`parts` of a `share` of the waves' time (a hypothesis): `what` is that share, `change`
+        removes those parts of it."""
+        low, high = parts
+        return cls(round(share * low, 4), round(share * high, 4),
+                   f"{what} {share:.1%} of the waves' time; {change} removes {low:.0%}–{high:.0%} "
+                   "of it (hypothesis)", unit="wave_time")
+
 
 @dataclass
 class Finding:

@@ -93,15 +93,13 @@ def lds_narrow_write_shuffle(ctx: PlanContext) -> list[Finding]:
         evidence.extend(ctx.evidence(program[p], "drain and fence of the layout change") for p in fence)
     writes_total = sum(len(r[0]) for r in runs)
     stall = sum(program[p].get("stall_cycles") or 0 for r in runs for p in [*r[0], *r[1]])
-    low_part, high_part = limits.removable
     return [ctx.finding(
         "LDS-narrow-write-shuffle", ctx.share(stall), location=ctx.user_location(evidence),
         title=(f"{len(runs)} layout changes through LDS, {writes_total} one- or two-byte LDS writes "
                f"each drained and fenced by a barrier: {share:.0%} of the waves' time"),
-        estimated_gain=Gain(round(share * low_part, 4), round(share * high_part, 4),
-                            f"the runs, their drain waits and barriers are {share:.1%} of the "
-                            f"waves' time; packing or a register-layout conversion removes "
-                            f"{low_part:.0%}–{high_part:.0%} of it (hypothesis)", unit="wave_time"),
+        estimated_gain=Gain.of_wave_time(share, limits.removable,
+                                         "the runs, their drain waits and barriers are",
+                                         "packing or a register-layout conversion"),
         root_cause=(f"{len(runs)} times the wave writes values to LDS one element per lane per "
                     f"instruction (`ds_write_b16`/`b8`, {writes_total} in all), waits for the writes "
                     "(`s_waitcnt lgkmcnt(0)`), meets the workgroup at a barrier and reads the data "

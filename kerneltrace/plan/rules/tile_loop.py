@@ -64,16 +64,13 @@ def persist_per_tile_overhead(ctx: PlanContext) -> list[Finding]:
     evidence.extend(ctx.evidence(ctx.instructions[index], "does another tile follow")
                     for index in tiles.continue_check if index in ctx.instructions)
     stall = sum(ins.get("stall_cycles") or 0 for ins in per_tile)
-    low_part, high_part = limits.overlappable
     return [ctx.finding(
         "PERSIST-per-tile-overhead", ctx.share(stall), location=ctx.user_location(evidence),
         title=(f"Persistent tile loop: {tiles.tiles_per_wave:g} tiles per wave, and each tile's "
                f"code outside the hot loop (epilogue, next tile's setup) is {share:.0%} of the "
                "waves' time, not overlapped with the matrix work"),
-        estimated_gain=Gain(round(share * low_part, 4), round(share * high_part, 4),
-                            f"the per-tile code is {share:.1%} of the waves' time; overlapping it "
-                            f"with the next tile's work removes {low_part:.0%}–{high_part:.0%} of "
-                            "it (hypothesis)", unit="wave_time"),
+        estimated_gain=Gain.of_wave_time(share, limits.overlappable, "the per-tile code is",
+                                         "overlapping it with the next tile's work"),
         root_cause=(f"Rows {tiles.outer_first}–{tiles.outer_last} loop over output tiles "
                     f"({tiles.tiles_per_wave:g} per wave) around the hot loop (rows "
                     f"{tiles.inner_first}–{tiles.inner_last}, {tiles.inner_trips_per_tile:g} "

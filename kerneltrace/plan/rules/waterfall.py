@@ -60,7 +60,7 @@ def waterfall_nonuniform_operand(ctx: PlanContext) -> list[Finding]:
     if share < limits.min_share:
         return []
     uniform = all(loop.passes_per_entry <= limits.uniform_passes for loop in found)
-    low_part, high_part = limits.removable if uniform else limits.varying_removable
+    parts = limits.removable if uniform else limits.varying_removable
     chosen = [found[0], *sorted(found[1:], key=lambda loop: -overhead(loop))[:2]]
     evidence = []
     for loop in sorted(chosen, key=lambda loop: loop.first_index):
@@ -79,10 +79,8 @@ def waterfall_nonuniform_operand(ctx: PlanContext) -> list[Finding]:
         "WATERFALL-nonuniform-operand", ctx.share(stall), location=ctx.user_location(evidence),
         title=(f"{len(found)} waterfall loops around {guarded} memory instruction(s): "
                f"{share:.0%} of the waves' time in EXEC juggling and `v_readfirstlane` ({passes})"),
-        estimated_gain=Gain(round(share * low_part, 4), round(share * high_part, 4),
-                            f"the waterfall loops' rows but the guarded instructions are "
-                            f"{share:.1%} of the waves' time; a scalar operand removes "
-                            f"{low_part:.0%}–{high_part:.0%} of it (hypothesis)", unit="wave_time"),
+        estimated_gain=Gain.of_wave_time(share, parts, "the waterfall loops' rows but the "
+                                         "guarded instructions are", "a scalar operand"),
         root_cause=(f"The compiler could not prove an operand the instruction takes in SGPRs (a "
                     f"buffer resource, base or offset held in VGPRs) the same in every lane, so "
                     f"it wraps each use in a waterfall: save EXEC, `v_readfirstlane` the operand "
