@@ -34,21 +34,25 @@ class HotLoopThresholds:
                                                     "overlapping it with MFMAs hides")
     wait_hideable: tuple[float, float] = heuristic((0.1, 0.3), "share of the loop's wait stall "
                                                    "a deeper software pipeline hides")
-    mfma_removable: tuple[float, float] = heuristic((0.05, 0.25), "share of an MFMA-bound loop's "
-                                                    "MFMA pass cycles a faster MFMA shape, lower "
-                                                    "precision or less redundant compute removes "
-                                                    "(W2-hot-loop-mfma-bound)")
+    mfma_gap_fillable: tuple[float, float] = heuristic(
+        (0.3, 0.7), "share of an MFMA-bound loop's matrix-pipe idle time that moving the work in "
+        "those gaps (LDS reads and their waits, barriers) under the MFMA blocks recovers "
+        "(W2-hot-loop-mfma-bound; fewer pass cycles would change the algorithm: not estimated)")
 
 
-def mfma_bound_gain(loop_share: float, busy: float, removable: tuple[float, float]) -> Gain:
-    """W2-hot-loop-mfma-bound: the part of the waves' time the loop's matrix pipe is busy, times
-    the share of its pass cycles a cheaper MFMA formulation removes (a share of wave time)."""
-    base = loop_share * busy
-    low, high = removable
+def mfma_bound_gain(loop_share: float, busy: float, fillable: tuple[float, float]) -> Gain:
+    """W2-hot-loop-mfma-bound: the part of the waves' time the loop's matrix pipe idles, times
+    the share of it work moved under the MFMA blocks recovers (a share of wave time). Fewer
+    MFMA pass cycles (lower precision, less redundant compute) change the algorithm, so they
+    get no estimate: at 98 % busy the loop itself has little left, and what is outside it
+    (a tail, the per-tile code) ranks first."""
+    base = loop_share * (1 - busy)
+    low, high = fillable
     return Gain(round(base * low, 4), round(base * high, 4),
-                f"the loop holds {loop_share:.0%} of the waves' time with the matrix pipe busy "
-                f"{busy:.0%} of it; fewer MFMA pass cycles remove {low:.0%}–{high:.0%} of that",
-                unit="wave_time")
+                f"the loop holds {loop_share:.0%} of the waves' time and its matrix pipe idles "
+                f"{1 - busy:.0%} of it; work moved under the MFMA blocks recovers "
+                f"{low:.0%}–{high:.0%} of that (fewer MFMA pass cycles would change the "
+                "algorithm: not estimated)", unit="wave_time")
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,7 @@ def hot_loop_mfma_busy(ctx: PlanContext) -> list[Finding]:
         MFMA pass cycles in the text
     Gain: 10–30 % of the loop's wait stall (waits) or 10–40 % of its dependent-work issue stall
         (other); overlaps the line findings (not to be added); bounded by the MFMA work;
-        mfma-bound: 5–25 % of the loop's MFMA-busy share of the waves' time; without a stall
+        mfma-bound: 30–70 % of the loop's matrix-pipe idle share of the waves' time; without a stall
         column each row's stall is estimated as latency − issue cycles, as a share of latency
     Fix: deepen the software pipeline (waits) or overlap the non-MFMA work with MFMAs; mfma-bound:
         below 90 % busy, move the work in the pipe's idle gaps (its most stalled rows) under the
@@ -313,7 +317,7 @@ def _mfma_bound_finding(ctx: PlanContext, hot: _HotLoop, limits: HotLoopThreshol
         scope="loop",
         priority="LOW",
         estimated_gain=mfma_bound_gain(hot.loop["split"]["loop_share"], hot.busy,
-                                       limits.mfma_removable),
+                                       limits.mfma_gap_fillable),
         root_cause=hot.facts + ": memory latency is already hidden behind matrix work.",
         fix=(
             "Do not chase load latency in this loop. "
