@@ -113,6 +113,10 @@ def test_valu_paced_loop_is_issue_bound_not_memory(tmp_path):
     # the dependent issue (the packed multiply waiting on the relu of the MFMA result) leads
     assert first["evidence"][0]["asm"].startswith("v_pk_mul_f32")
     assert first["evidence"][0]["stall_cycles"] >= LoopWorkThresholds().dependent_per_hit
+    # then the loop's bounds: the change is to the whole iteration
+    loop = doc["structure"]["control_flow"]["hot_loop"]
+    assert [(e["instruction_index"], e["note"].split(":")[0]) for e in first["evidence"][-2:]] == [
+        (loop["first_index"], "hot loop header"), (loop["last_index"], "hot loop back edge")]
     assert "v_maximum3_f32" in first["root_cause"] and "v_mfma_f32_16x16x16_f16" in first["root_cause"]
     gain = first["estimated_gain"]
     assert gain["unit"] == "kernel_time" and 0 < gain["low"] < gain["high"] <= 0.25

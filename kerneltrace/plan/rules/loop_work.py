@@ -63,7 +63,7 @@ def loop_vector_work(ctx: PlanContext) -> list[Finding]:
         `VALU-loop-issue@rows<a>-<b>`
     Evidence: the loop's VALU rows that wait ≥ 16 cycles per issue on an operand (dependent
         issue: a consumer right after the MFMA or VALU producing its input), most stall first,
-        each with its producer
+        each with its producer; then the loop's header and back edge
     Gain: 10–25 % of the loop's VALU/SALU share of the waves' time (a share of wave time)
     Fix: fewer VALU instructions per iteration (fold scales into MFMA scale operands, packed
         math, fewer relu/add passes) and independent work between each producer and its consumer"""
@@ -118,7 +118,11 @@ def loop_vector_work(ctx: PlanContext) -> list[Finding]:
              "it is still scalar, fuse relu/add passes; put independent instructions between "
              "each producer (MFMA result, relu) and the instruction reading it, or split a "
              "stalled packed op into two independent halves."),
-        evidence=[ctx.evidence(ins, "dependent issue" if ins in dependent else "vector work")
-                  for ins in cited],
+        evidence=[*(ctx.evidence(ins, "dependent issue" if ins in dependent else "vector work")
+                    for ins in cited),
+                  # the change is to the whole iteration: its bounds
+                  *(ctx.evidence(ctx.instructions[index], note) for index, note in (
+                      (first, "hot loop header: the iteration whose vector work to cut"),
+                      (last, "hot loop back edge")) if index in ctx.instructions)],
         effort="medium",
     )]
