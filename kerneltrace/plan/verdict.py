@@ -348,8 +348,9 @@ class Facts:
         self.structure = doc_structure(doc)
         # on-chip LDS round trips: LDS instructions held at issue plus the waits for LDS results
         # only (a wait that also drains vector memory counts as memory); 0 without a stall column
-        lds_waits = (self.structure.get("waits") or {}).get("lds_only_share") or 0.0
-        self.lds_round_trips = 0.0 if self.no_stall else share(isa.LDS) + min(lds_waits, self.lds_smem)
+        self.lds_only_waits = min((self.structure.get("waits") or {}).get("lds_only_share") or 0.0,
+                                  self.lds_smem)
+        self.lds_round_trips = 0.0 if self.no_stall else share(isa.LDS) + self.lds_only_waits
         self.non_hidden = self.peers.get("non_hidden_share")
         self.lines = [f"vector-memory stall {_pct(self.memory)}", f"LDS/SMEM waits {_pct(self.lds_smem)}",
                       f"barrier {_pct(self.barrier)}", f"s_nop {_pct(self.nop)}",
@@ -872,8 +873,7 @@ def memory_latency(f: Facts) -> Bottleneck | None:
     kind_facts = [*f.lines]
     if f.mfma_busy is not None:
         kind_facts.insert(0, f"hot-loop MFMA busy {f.mfma_busy:.0%}")
-    lds_only = min((f.structure.get("waits") or {}).get("lds_only_share") or 0.0, lds_smem)
-    off_chip = memory + lds_smem - lds_only
+    off_chip = memory + lds_smem - f.lds_only_waits
     if not f.no_stall and f.lds_round_trips > off_chip:
         return lds_round_trips(f, off_chip)
     split = mix.get("issue", 0) >= f.limits.mixed_issue_share
