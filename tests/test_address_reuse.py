@@ -195,3 +195,12 @@ def test_random_programs_with_branches_and_exec_juggling_settle():
         found = repeated_loads(rows, KERNARG)
         loads = {row.index for row in rows if "_load_dword " in row.asm and not row.asm.startswith("s_")}
         assert found <= loads
+
+
+def test_an_empty_or_opcode_only_row_has_no_operands():
+    """A row with no text, or an opcode alone, reads nothing (the hostile-values property test
+    found the empty row raising IndexError)."""
+    from kerneltrace.analysis.address_reuse import _effect
+
+    assert _effect("")[0] == frozenset() and _effect("   ")[0] == frozenset()
+    assert ("vcc", 0) in _effect("s_cbranch_vccz")[0]  # reads VCC by its opcode alone

@@ -64,7 +64,8 @@ def _effect(asm: str) -> tuple[frozenset, frozenset, frozenset, frozenset, str |
     op = opcode(asm)
     if op.startswith(_READS_SCC):
         found.add(SCC)
-    if op.startswith(_READS_VCC) or "vcc" in asm.lower().split(None, 1)[-1]:
+    operand_text = asm.lower().split(None, 1)[1:]  # empty for an opcode alone or no text
+    if op.startswith(_READS_VCC) or "vcc" in "".join(operand_text):
         found.add(VCC)
     extra: set[Register] = set()
     cleared: set[Register] = set()
