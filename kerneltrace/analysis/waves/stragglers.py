@@ -39,6 +39,10 @@ TOP_ROWS = 24  # lost-cycle rows kept per window
 RELEASE_TOLERANCE = 16  # cycles between the releases of one barrier instance's waves
 MAX_EVENTS = 200_000  # barrier events kept (beyond: `truncated`)
 TOP_CHARGED = 64  # rows listed per barrier row (the rest: `rest_cycles`)
+# cells of the (instance, row) table of _slots_of_pairs: 2 MB, below the 4 MB from which numpy
+# asks the kernel for huge pages (a fresh 16 MB table took 5-140 ms to fault in, with the
+# kernel compacting memory; reused block after block, 2 MB costs ~1 ms)
+SLOT_TABLE_CELLS = 1 << 18
 
 
 @dataclass
@@ -268,14 +272,14 @@ def _slots_of_pairs(slot_instance: np.ndarray, slot_rows: np.ndarray, pair_insta
     """For each (instance, row) pair, the slot of the same (instance, row), -1 for none.
 
     Both are ordered by instance; rows are below `span`. A dense (instance, row) table per block
-    of instances (about 2M cells, reset cell by cell): no sort of the slots.
+    of instances (SLOT_TABLE_CELLS cells, reset cell by cell): no sort of the slots.
     """
     import numpy as np
 
     found = np.full(len(pair_instance), -1, np.int64)
     if not len(slot_instance) or not len(pair_instance):
         return found
-    block = max(1, (1 << 21) // span)
+    block = max(1, SLOT_TABLE_CELLS // span)
     table = np.full(min(block, instances) * span, -1, np.int64)
     edges = np.arange(0, instances + block, block)
     slot_bounds = np.searchsorted(slot_instance, edges).tolist()
