@@ -8,14 +8,16 @@ import sys
 
 import pytest
 
+from kerneltrace.analysis.waves import heap
+
 # A fresh interpreter frees three 2 MB arrays at a time, 30 times over, and prints its minor
 # page faults over the loop: glibc's default trims the freed top of the heap every time (6 MB
 # free > twice its 2 MB threshold), so each round faults 1536 pages in again.
-LOOP = """
+LOOP = f"""
 import resource, sys
 import numpy as np
 if sys.argv[1] == "keep":
-    from kerneltrace.analysis.waves.heap import keep_freed_memory
+    from {heap.__name__} import keep_freed_memory
     keep_freed_memory()
     keep_freed_memory()  # idempotent
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
