@@ -233,7 +233,7 @@ def end_to_end(directory: Path, repeat: int, baseline: Path | None = None,
     `cache_modes`: this checkout's CLI twice, "cli" with the per-user caches off
     (KERNELTRACE_CACHE=off: a first run on the capture) and "warm" with them on in a temporary
     XDG_CACHE_HOME that the warm-up round fills (every later run on the same capture); the
-    baseline runs with the same temporary cache (its own caches warm, as a user has them).
+    baseline runs with a temporary cache of its own (its own caches warm, as a user has them).
     """
     from kerneltrace.readers.wavefile.reader import wave_files
 
@@ -271,7 +271,10 @@ def end_to_end(directory: Path, repeat: int, baseline: Path | None = None,
             warm.pop("KERNELTRACE_CACHE", None)
             clis = {"cli": (script, {**env, "KERNELTRACE_CACHE": "off"}), "warm": (script, warm)}
         if baseline is not None:
-            clis["base"] = (baseline / "scripts" / "hotspot_analyzer.py", warm)
+            # its own cache folder: a dispatch dir has one entry, which the two checkouts'
+            # different code stamps would otherwise replace in turn (every warm run a miss)
+            base_env = warm if not cache_modes else {**warm, "XDG_CACHE_HOME": str(Path(tmp) / "base-cache")}
+            clis["base"] = (baseline / "scripts" / "hotspot_analyzer.py", base_env)
         for attempt in range(repeat + 1):  # the first round warms the page cache and .pyc files
             for name, (cli, cli_env) in clis.items():
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)

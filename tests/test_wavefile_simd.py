@@ -206,3 +206,27 @@ def test_environment_switch_forces_the_fallback(tmp_path, monkeypatch):
     forced = record(read_wave_file(path))
     monkeypatch.delenv(PARSER_ENV)
     assert record(read_wave_file(path)) == forced
+
+
+def test_long_waitcnt_skeletons_are_counted_like_short_ones():
+    """waitcnt_pairs counts a long skeleton by its brackets (numpy) and a short one by split +
+    count: the same counts on random regular skeletons both sides of COUNT_BY_NUMPY, with other
+    text before and after, and a long irregular skeleton is still refused."""
+    import random
+
+    from kerneltrace.readers.wavefile import simd
+
+    def skeleton(counts: list[int]) -> bytes:
+        return b"[" + b",".join(b"[,[" + b",".join([b"[,]"] * k) + b"]]" for k in counts) + b"]"
+
+    rng = random.Random(7)
+    lengths = set()
+    for trial in range(300):
+        counts = [rng.choice([0, 0, 1, 2, 5, 30]) for _ in range(rng.choice([1, 3, 40, 400, 3000]))]
+        prefix = b'{"waitcnt":' if trial % 2 else b""
+        text = prefix + skeleton(counts) + (b"}" if trial % 2 else b"")
+        assert simd.waitcnt_pairs(text, len(prefix)) == counts
+        lengths.add(len(skeleton(counts)) >= simd.COUNT_BY_NUMPY)
+    assert lengths == {True, False}  # both ways were taken
+    irregular = skeleton([3] * 2000).replace(b"[,],[,]]]", b"[,],[,],]]", 1)  # a number after a pair
+    assert simd.waitcnt_pairs(irregular, 0) is None

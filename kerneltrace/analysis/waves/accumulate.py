@@ -218,10 +218,14 @@ def add_group(totals: WaveTotals, waves: list[WaveFile], mfma_by_line: np.ndarra
     # Time per state and wave: one bincount over (wave, state) keys.
     states = np.zeros((count, 5), np.int64)
     if len(group.timeline):
-        timeline = group.timeline
+        state, cycles = group.timeline.T
         owner = np.repeat(np.arange(count), group.timeline_lengths)
-        known = (timeline[:, 0] >= 0) & (timeline[:, 0] <= 4)
-        states = np.bincount(owner[known] * 5 + timeline[known, 0], weights=timeline[known, 1],
+        known = (state >= 0) & (state <= 4)
+        if not known.all():  # masked only when needed: the copies cost more than the count
+            state, cycles, owner = state[known], cycles[known], owner[known]
+        owner *= 5
+        owner += state
+        states = np.bincount(owner, weights=cycles,
                              minlength=5 * count).astype(np.int64).reshape(count, 5)
     totals.per_wave.extend(
         (wave.path.name, wave.se, wave.simd, wave.slot, wave.begin, wave.end, n_instructions,

@@ -13,6 +13,7 @@ Each concern lives in its own module (definitions and the "why" of each rule are
 * occupancy.py    resident waves over time from occupancy.json
 * residency.py    waves resident at once per SIMD/CU from the wave lifetimes
 * stragglers.py   at each barrier, the wave that arrived last and what made it late
+* heap.py         the C allocator's thresholds: freed numpy temporaries reused, not re-faulted
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from kerneltrace.analysis.waves.accumulate import WaveTotals
 from kerneltrace.analysis.waves.consistency import consistency
+from kerneltrace.analysis.waves.heap import keep_freed_memory
 from kerneltrace.analysis.waves.loops import loop_summary, mfma_pass_cycles_by_row
 from kerneltrace.analysis.waves.occupancy import occupancy_summary
 from kerneltrace.analysis.waves.peers import PeerTotals, peer_summary
@@ -47,6 +49,7 @@ def analyze_waves(dispatch_dir: Path, table: CodeTable, workers: int | None = No
     """
     import numpy as np
 
+    keep_freed_memory()  # before the streaming: a forked worker inherits it
     dispatch_dir = Path(dispatch_dir)
     paths = wave_files(dispatch_dir)
     rows = {row.index: row for row in table.rows}

@@ -14,7 +14,15 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
 
     if not len(values):
         return values
-    ordered = np.sort(values)
+    return unique_of_sorted(np.sort(values))
+
+
+def unique_of_sorted(ordered: np.ndarray) -> np.ndarray:
+    """The distinct values of a sorted 1-D array, in order."""
+    import numpy as np
+
+    if not len(ordered):
+        return ordered
     keep = np.empty(len(ordered), bool)
     keep[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])

@@ -48,6 +48,7 @@ BUCKETS_PER_OCTAVE = 8
 BUCKETS = 8 * 40  # up to 2**40 cycles per hit
 TOP_ROWS = 64  # instructions listed with per-hit percentiles and non-hidden cost
 HISTOGRAM_BATCH = 1 << 20  # (row, bucket) keys counted per histogram bincount (8 MB)
+DENSE_BARRIER_KEYS = 1 << 22  # (wave, row) barrier keys of a group counted densely up to this
 SCOPES = 1 << 20  # (se, simd) scope keys are se * 64 + simd: below this for any real se
 
 
@@ -121,19 +122,23 @@ def merge_intervals(keys: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> t
         return empty, empty, empty
     low = int(starts.min())
     span = int(ends.max()) - low + 1
-    shift = keys * span  # keys >= 0: every key gets its own range of times
+    shift = keys * span  # keys >= 0: every key gets its own range [key * span, (key + 1) * span)
+    packed = shift + (starts - low)
+    shift += ends - low  # now each shifted end
     # one stable sort of (key, start) packed in an int64 (the order lexsort gives); the
     # streams arrive nearly sorted (issue times grow within a wave), which a stable sort uses
-    order = np.argsort(shift + (starts - low), kind="stable")
-    keys, starts, ends, shift = keys[order], starts[order], ends[order], shift[order]
-    # running max of ends inside each key: shift every key into its own range
-    shifted_end = np.maximum.accumulate(ends - low + shift) - shift + low
-    new = np.ones(len(keys), bool)
-    new[1:] = (keys[1:] != keys[:-1]) | (starts[1:] > shifted_end[:-1])
+    order = np.argsort(packed, kind="stable")
+    packed = packed[order]
+    # running max of the shifted ends: it never carries over into the next key's range, so a
+    # start above the running max before it begins a merged interval, and so does a new key
+    reach = np.maximum.accumulate(shift[order])
+    new = np.ones(len(packed), bool)
+    np.greater(packed[1:], reach[:-1], out=new[1:])
     first = np.flatnonzero(new)
     # the running max is non-decreasing inside a key: a merged interval ends at its last member
-    last = np.append(first[1:] - 1, len(keys) - 1)
-    return keys[first], starts[first], shifted_end[last]
+    last = np.append(first[1:] - 1, len(packed) - 1)
+    keys = keys[order[first]]
+    return keys, starts[order[first]], reach[last] - keys * span + low
 
 
 def _covered(keys, starts, ends, q_keys, q_from, q_to):
@@ -217,9 +222,16 @@ def add_peer_group(peers: PeerTotals, group: Group, idle, prev_end) -> None:
         bar_owner = owner[at_barrier]
         wait_cycles = np.maximum(stall, duration)[at_barrier] + idle[at_barrier]
         key = bar_owner * peers.rows + bar_rows
-        uniq, inverse = np.unique(key, return_inverse=True)
-        sums = np.bincount(inverse, weights=wait_cycles)
-        hits = np.bincount(inverse)
+        if len(group.waves) * peers.rows <= DENSE_BARRIER_KEYS:
+            # one count per possible key: no sort (bincount adds in the same order either way)
+            hits = np.bincount(key, minlength=len(group.waves) * peers.rows)
+            uniq = np.flatnonzero(hits)
+            sums = np.bincount(key, weights=wait_cycles, minlength=len(hits))[uniq]
+            hits = hits[uniq]
+        else:
+            uniq, inverse = np.unique(key, return_inverse=True)
+            sums = np.bincount(inverse, weights=wait_cycles)
+            hits = np.bincount(inverse)
         for k, total, n in zip(uniq.tolist(), sums.tolist(), hits.tolist(), strict=True):
             peers.barrier_waits.setdefault(k % peers.rows, []).append((total, n))
 

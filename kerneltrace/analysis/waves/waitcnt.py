@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kerneltrace.analysis.waves.arrays import sorted_unique
+from kerneltrace.analysis.waves.arrays import sorted_unique, unique_of_sorted
 from kerneltrace.analysis.waves.rows import row_ref
 
 if TYPE_CHECKING:
@@ -72,7 +72,15 @@ def _drained_pairs(group: Group) -> tuple[int, Any, Any]:
     # (wave, wait row, producer row) of every waitcnt entry, as sorted unique keys.
     entry_owner = np.repeat(np.arange(len(group.waves)), entry_counts)
     wave_wait = np.repeat(entry_owner * rows + wait_rows, pair_counts)
-    pair_keys = sorted_unique(wave_wait * rows + producers)
+    pair_keys = wave_wait * rows + producers
+    if len(group.waves) * rows <= 1 << 16:
+        # two stable radix passes of 16-bit keys (producer, then wave and wait row) sort the
+        # pairs in about half the time of np.sort of the int64 keys (a TK GEMM group)
+        order = np.argsort(producers.astype(np.uint16), kind="stable")
+        order = order[np.argsort(wave_wait[order].astype(np.uint16), kind="stable")]
+        pair_keys = unique_of_sorted(pair_keys[order])
+    else:
+        pair_keys = sorted_unique(pair_keys)
     return rows, pair_keys // rows, pair_keys % rows
 
 
@@ -106,7 +114,14 @@ def _youngest(group: Group, rows: int, pair_wave_wait, pair_producer) -> WaitMat
     is_producer_row = np.zeros(rows, bool)
     is_producer_row[pair_producer] = True
     issued = np.flatnonzero(is_producer_row[line])
-    occurrence = np.sort((owner[issued] * rows + line[issued]) * (n + 1) + issued)
+    wave_row = owner[issued] * rows + line[issued]
+    occurrence = wave_row * (n + 1) + issued
+    if len(group.waves) * rows <= 1 << 16:
+        # issued is increasing: a stable sort by (wave, row) alone sorts the keys, and numpy
+        # sorts 16-bit keys by radix (5x np.sort of the int64 keys on a TK GEMM group)
+        occurrence = occurrence[np.argsort(wave_row.astype(np.uint16), kind="stable")]
+    else:
+        occurrence.sort()
     wanted = owner[positions][instance] * rows + producer
     found = np.searchsorted(occurrence, wanted * (n + 1) + positions[instance]) - 1
     found_key = occurrence[np.maximum(found, 0)] if len(occurrence) else np.full(len(found), -1)

@@ -35,6 +35,7 @@ _WAITCNT_SKELETON = re.compile(
 # Between two waitcnt entries (and nowhere else in a regular skeleton): "]],[,[".
 _ENTRY_BREAK = b"],[,["
 _PAIR = b"[,]"
+COUNT_BY_NUMPY = 4096  # waitcnt skeletons this long are counted by numpy (fewer: split + count)
 # Every occurrence of an array key in the skeleton, in one scan (quotes are rare there: the
 # regex engine skips from quote to quote).
 _KEY_RE = re.compile(rb'"(' + b"|".join(name.encode() for name in _ARRAY_NAMES) + rb')":')
@@ -147,8 +148,25 @@ def waitcnt_pairs(skeleton: bytes, at: int, whole: bool = False) -> list[int] | 
         return None
     if match.end() - at == 2:  # []
         return []
+    if match.end() - at >= COUNT_BY_NUMPY:
+        return _pairs_by_brackets(skeleton, at, match.end())
     pieces = match.group()[1:-1].split(_ENTRY_BREAK)
     return list(map(bytes.count, pieces, repeat(_PAIR, len(pieces))))
+
+
+def _pairs_by_brackets(skeleton: bytes, start: int, end: int) -> list[int]:
+    """waitcnt_pairs' counts of a regular skeleton[start:end] from its brackets, in a few numpy
+    passes: each entry "[,[" + its pairs "[,]" + "]]" opens 2 + (its pairs) brackets, and "[,["
+    occurs nowhere else (after "[," a pair has "]")."""
+    import numpy as np
+
+    text = np.frombuffer(skeleton, np.uint8, end - start, start)
+    opens = text == ord("[")
+    entries = np.flatnonzero(opens[:-2] & (text[1:-1] == ord(",")) & opens[2:])
+    before = np.zeros(len(text) + 1, np.int64)
+    np.cumsum(opens, out=before[1:])  # brackets opened before each position
+    bounds = np.append(entries, len(text) - 1)  # the last entry ends at the closing "]"
+    return (np.diff(before[bounds]) - 2).tolist()
 
 
 def split_waitcnt(values: Any, pairs: list[list[int]]) -> list[tuple[Any, Any, Any]] | None:
