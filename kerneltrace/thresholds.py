@@ -95,6 +95,11 @@ class VerdictThresholds:
                                            "waves then end inside it anyway)")
     barrier_mention: float = heuristic(0.1, "barrier stall share from which the memory verdict "
                                        "says what causes the barrier waits")
+    ping_pong_vector_share: float = heuristic(0.15, "share of the hot loop's latency on VALU/SALU "
+                                              "instructions from which a ping-pong schedule's "
+                                              "long phase is the wave's own vector work "
+                                              "(issue-dependency; the TK GEMM builds with their "
+                                              "address work folded hold 1-8 %)")
     ping_pong_memory_share: float = heuristic(0.25, "stall share of memory (vector-memory waits "
                                               "and issue, LDS/scalar waits) from which a "
                                               "ping-pong schedule's barrier waits are memory "

@@ -86,3 +86,28 @@ def test_mfma_stall_in_an_mfma_bound_loop_is_bounded_by_what_the_bound_leaves(tm
     for finding in located:
         assert "compute-mfma verdict" in finding["estimated_gain"]["basis"]
         assert finding["priority"] != "HIGH"
+
+
+def _ping_pong_doc(valu_latency: int) -> dict:
+    """A ping-pong scheduled loop (rows 0-3) whose barriers hold 40 % of stall; its VALU rows
+    take `valu_latency` of the loop's 1000 latency cycles."""
+    rows = [("s_barrier", "barrier", 400, 400), ("v_mfma_f32_16x16x16_bf16 a[0:3], v[0:1], v[2:3], a[0:3]",
+                                                  "MFMA", 0, 1000 - valu_latency - 400 - 100),
+            ("v_xor_b32_e32 v4, v5, v6", "VALU", 0, valu_latency),
+            ("ds_read_b64 v[8:9], v4", "LDS", 0, 100)]
+    doc = _doc({"barrier": 0.4, "VMEM-wait": 0.1, "MFMA": 0.2, "VALU": 0.1})
+    doc["instructions"] = [{"index": i, "asm": asm, "type": kind, "hits": 10, "stall_cycles": stall,
+                            "latency_cycles": latency, "idle_cycles": 0}
+                           for i, (asm, kind, stall, latency) in enumerate(rows)]
+    doc["structure"] = {"barriers": {"ping_pong": True},
+                        "control_flow": {"hot_loop": {"first_index": 0, "last_index": 3,
+                                                      "time_share": 0.95}}}
+    return doc
+
+
+def test_a_ping_pong_phase_of_vector_work_is_issue_dependency():
+    verdict = decide(_ping_pong_doc(valu_latency=200))  # VALU 20 % of the loop's latency
+    assert verdict.kind == "issue-dependency" and "vector work" in verdict.sentence
+    assert "removing the barriers (they are the schedule)" in verdict.does_not_help
+    # its address work folded away (5 %): the phase imbalance, synchronisation
+    assert decide(_ping_pong_doc(valu_latency=50)).kind == "synchronisation"

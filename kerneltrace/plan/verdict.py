@@ -710,6 +710,24 @@ def synchronisation(f: Facts) -> Bottleneck | None:
     if f.barrier < f.limits.barrier_share or f.barrier_caused:
         return None
     imbalance = f.peers.get("barrier_imbalance")
+    vector = f.latency_mix.get("vector_work_share", 0.0) if f.ping_pong else 0.0
+    if vector >= f.limits.ping_pong_vector_share:
+        return Bottleneck(
+            "issue-dependency",
+            f"Issue-bound (ping-pong phase imbalance from vector work): barriers hold "
+            f"{f.barrier:.0%} of stall as one wave group waits for its partner's phase, and "
+            f"that phase is long because of the wave's own VALU/SALU instructions "
+            f"({vector:.0%} of the hot loop's latency: address arithmetic, conversions, loop "
+            "control) and the LDS round trips between them, not because of memory "
+            f"({f.memory + f.lds_smem:.0%} of stall).",
+            [f"barrier stall {f.barrier:.0%}", f"hot-loop latency: VALU/SALU {vector:.0%}",
+             *f.lines], "medium",
+            helps=["take the vector work out of the phase: unroll short inner loops so their "
+                   "addresses fold into instruction offsets, hoist loop-invariant address math",
+                   "issue the phase's LDS reads before one wait", "then the barrier schedule"],
+            does_not_help=["removing the barriers (they are the schedule)",
+                           "deeper memory prefetching"],
+        )
     if f.ping_pong:
         return Bottleneck(
             "synchronisation",
