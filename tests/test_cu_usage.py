@@ -180,3 +180,26 @@ def test_the_observed_tail_is_a_launch_tail_finding():
     doc["structure"]["cu_usage"] = judged_usage(observed_usage(STAIRCASE, ["attn_kernel"]),
                                                 4.0).to_dict()
     assert launch_findings(PlanContext(doc)) == []  # a staircase of unequal workgroups
+
+
+def test_the_plan_judges_the_observed_levels_with_its_own_thresholds():
+    """`plan.thresholds.launch_bound` reaches every field of the observed usage, not only the
+    launch-bound share: with a looser level (0.7 of the top), 2970 and 3960 cycles are one level
+    and the last-round tail is gone."""
+    from kerneltrace.plan.summary import build_summary
+    from tests.plan_synthetic import Ins, hotspot_doc
+
+    doc = hotspot_doc([Ins("v_mfma_f32_16x16x16_bf16 a[0:3], v[0:1], v[2:3], a[0:3]", "MFMA",
+                           stall=10, latency=100), Ins("s_endpgm", "other", latency=10)])
+    doc["cu_usage"] = observed_usage(ROUNDS, ["attn_kernel"])
+    doc["structure"] = {"cu_usage": judged_usage(doc["cu_usage"], 9.5).to_dict(), "launch": None}
+
+    def entry(thresholds=None):
+        return build_summary([doc], [], thresholds=thresholds)["kernels"][0]["dispatches"][0]
+
+    default = entry()
+    assert default["cu_usage"]["two_levels"]
+    assert any(f["rule"] == "LAUNCH-tail" for f in default["findings"])
+    loose = entry({"launch_bound": {"same_level": 0.7}})
+    assert not loose["cu_usage"]["two_levels"] and loose["cu_usage"]["longest_cus"] == 9
+    assert not any(f["rule"] == "LAUNCH-tail" for f in loose["findings"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kerneltrace import __version__
 from kerneltrace.analysis.costs import cost_summary
-from kerneltrace.analysis.cu_usage import usage_bound
+from kerneltrace.analysis.cu_usage import judged_usage, usage_bound
 from kerneltrace.analysis.dispatch_labels import dispatch_labels
 from kerneltrace.analysis.launch import launch_judgement
 from kerneltrace.compare.gate import parse_thresholds
@@ -65,9 +65,13 @@ def with_launch_judged(hotspot_doc: dict, limits: LaunchBoundThresholds) -> dict
         bound, reason = launch_judgement(launch, limits)
         return {**hotspot_doc, "structure": {**structure, "launch": {
             **launch, "launch_bound": bound, "reason": reason}}}
-    if usage:  # no launch facts: the occupancy.json observation, judged the same way
-        bound = usage_bound(usage["busy_share"], limits)
-        return {**hotspot_doc, "structure": {**structure, "cu_usage": {**usage, "launch_bound": bound}}}
+    if usage:  # no launch facts: the occupancy.json observation, judged again the same way
+        # (every field: the launch-bound share and the last round's levels both use `limits`);
+        # a document without the raw observation keeps its judgement but for the bound
+        judged = judged_usage(hotspot_doc.get("cu_usage"), usage.get("cus_per_se"), limits)
+        usage = judged.to_dict() if judged else {
+            **usage, "launch_bound": usage_bound(usage["busy_share"], limits)}
+        return {**hotspot_doc, "structure": {**structure, "cu_usage": usage}}
     return hotspot_doc
 
 
