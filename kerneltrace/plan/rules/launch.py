@@ -11,7 +11,7 @@ from kerneltrace.analysis.bandwidth import bandwidth_estimate
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain
 from kerneltrace.plan.spec import FindingKind, plan_rule
-from kerneltrace.plan.verdict import launch_gain
+from kerneltrace.plan.verdict import divisible_life, launch_gain
 from kerneltrace.thresholds import VerdictThresholds, heuristic
 
 RULE_UNDER = "LAUNCH-under-filled-gpu"
@@ -52,6 +52,14 @@ def _divided_loop(ctx: PlanContext) -> list:
             (hot.get("last_index"), "hot loop back edge")]
     return [ctx.evidence(ctx.instructions[index], label) for index, label in rows
             if index in ctx.instructions]
+
+
+def _launch_finding(ctx: PlanContext, rule: str, title: str, gain: Gain, root_cause: str,
+                    fix: str) -> Finding:
+    """A launch finding: kernel scope, HIGH before the gains weigh it, the hot loop as evidence."""
+    return ctx.finding(rule, 0.0, id=rule, title=title, priority="HIGH", estimated_gain=gain,
+                       root_cause=root_cause, fix=fix, scope="kernel", effort="high",
+                       evidence=_divided_loop(ctx))
 
 
 def _lifetime(ctx: PlanContext) -> int:
@@ -100,24 +108,20 @@ def launch_findings(ctx: PlanContext) -> list[Finding]:
            if not tail else
            "Make the grid a multiple of CUs × resident workgroups per CU: retile, or fit one more "
            "workgroup per CU (the occupancy limiter) so the last round is not nearly empty")
-    return [ctx.finding(
-        rule, 0.0, id=rule, title=title, priority="HIGH",
-        estimated_gain=Gain(low, high, f"{reason}; the idle share of the GPU times the part of a "
-                            "wave's life that is divisible work (the kernel-argument round trips "
-                            "are paid by every wave), halved for the low end: a split adds "
-                            "reduction work and smaller tiles reuse less", unit="kernel_time"),
-        root_cause=(f"{reason}. Every traced wave runs with the GPU mostly empty, so latency "
-                    "hiding inside it cannot help the CUs that have no work."),
-        fix=fix, scope="kernel", effort="high",
-        evidence=_divided_loop(ctx),
-    )]
+    return [_launch_finding(
+        ctx, rule, title,
+        Gain(low, high, f"{reason}; the idle share of the GPU times the part of a wave's life "
+             "that is divisible work (the kernel-argument round trips are paid by every wave), "
+             "halved for the low end: a split adds reduction work and smaller tiles reuse less",
+             unit="kernel_time"),
+        f"{reason}. Every traced wave runs with the GPU mostly empty, so latency hiding inside "
+        "it cannot help the CUs that have no work.", fix)]
 
 
 def _observed_tail(ctx: PlanContext) -> list[Finding]:
     """LAUNCH-tail from occupancy.json when there are no launch facts: the traced SEs' busy CUs
-    end unevenly (a last round of workgroups on some CUs only, or workgroups of unequal length)."""
-    from kerneltrace.plan.verdict import divisible_life
-
+    sit at two levels, a last round of equal workgroups that reached only some CUs (a staircase
+    of unequal workgroups is not a tail: `cu_usage.two_levels`)."""
     usage = ctx.structure.get("cu_usage") or {}
     tail = usage.get("tail_share") or 0.0
     limits = ctx.thresholds.of(LaunchThresholds)
@@ -132,24 +136,20 @@ def _observed_tail(ctx: PlanContext) -> list[Finding]:
               f"busy {longest:,} cycles and the others about {usage['busy_cycles_shortest']:,} "
               f"(two levels: a last round of workgroups that reached only some CUs): {tail:.0%} "
               "of the busy CUs' time is spent waiting for the longest (occupancy.json)")
-    return [ctx.finding(
-        RULE_TAIL, 0.0, id=RULE_TAIL, priority="HIGH",
-        title=(f"Tail (observed): {usage['longest_cus']} of {busy:g} busy CUs run a last round the "
-               f"others do not; {tail:.0%} of the busy CUs' time waits for them"),
-        estimated_gain=Gain(low, high,
-                            f"{reason}; that share times the part of a wave's life that is "
-                            "divisible work" + (f" ({chain})" if chain else "") + f", of which a "
-                            f"re-partition takes back {low_part:.0%}–{high_part:.0%} (hypothesis; "
-                            "no kernel trace: the grid is not known, only what the traced shader "
-                            "engines show)", unit="kernel_time"),
-        root_cause=(f"{reason[:1].upper()}{reason[1:]}. The workgroups are of one length and "
-                    "their count is not a multiple of CUs × resident workgroups, so the CUs that "
-                    "got the last round's set the end while the others idle."),
-        fix=("Make the work divide evenly: a tile count that is a multiple of CUs × resident "
-             "workgroups (retile), stream-K or split-K for the last round's tiles, or, for a "
-             "persistent kernel, hand out tiles so every CU ends together"),
-        scope="kernel", effort="high", evidence=_divided_loop(ctx),
-    )]
+    return [_launch_finding(
+        ctx, RULE_TAIL,
+        f"Tail (observed): {usage['longest_cus']} of {busy:g} busy CUs run a last round the "
+        f"others do not; {tail:.0%} of the busy CUs' time waits for them",
+        Gain(low, high, f"{reason}; that share times the part of a wave's life that is divisible "
+             "work" + (f" ({chain})" if chain else "") + f", of which a re-partition takes back "
+             f"{low_part:.0%}–{high_part:.0%} (hypothesis; no kernel trace: the grid is not "
+             "known, only what the traced shader engines show)", unit="kernel_time"),
+        f"{reason[:1].upper()}{reason[1:]}. The workgroups are of one length and their count is "
+        "not a multiple of CUs × resident workgroups, so the CUs that got the last round's set "
+        "the end while the others idle.",
+        "Make the work divide evenly: a tile count that is a multiple of CUs × resident "
+        "workgroups (retile), stream-K or split-K for the last round's tiles, or, for a "
+        "persistent kernel, hand out tiles so every CU ends together")]
 
 
 def _observed_under_fill(ctx: PlanContext, gain: tuple[float, float, str]) -> list[Finding]:
@@ -170,16 +170,13 @@ def _observed_under_fill(ctx: PlanContext, gain: tuple[float, float, str]) -> li
               f"{longest / max(shortest, 1):.1f}× (a staircase of workgroup lengths, e.g. a causal "
               "mask), so hand out the longest workgroups first or split them so every CU ends "
               "together" if staircase else ""))
-    return [ctx.finding(
-        RULE_UNDER, 0.0, id=RULE_UNDER, title=title, priority="HIGH",
-        estimated_gain=Gain(low, high, f"{reason}; the idle share of the traced CU time times the "
-                            "part of a wave's life that is divisible work, halved for the low end "
-                            "(no kernel trace: the grid is not known, only what the traced shader "
-                            "engines show)", unit="kernel_time"),
-        root_cause=(f"{reason[:1].upper()}{reason[1:]}. The CUs without work, or whose work ended "
-                    "early, wait for the slowest; latency hiding inside a wave cannot help them."),
-        fix=fix, scope="kernel", effort="high", evidence=_divided_loop(ctx),
-    )]
+    return [_launch_finding(
+        ctx, RULE_UNDER, title,
+        Gain(low, high, f"{reason}; the idle share of the traced CU time times the part of a "
+             "wave's life that is divisible work, halved for the low end (no kernel trace: the "
+             "grid is not known, only what the traced shader engines show)", unit="kernel_time"),
+        f"{reason[:1].upper()}{reason[1:]}. The CUs without work, or whose work ended early, "
+        "wait for the slowest; latency hiding inside a wave cannot help them.", fix)]
 
 
 @plan_rule(id=RULE_SETUP, lever="setup-round-trips", order=6, thresholds=(LaunchThresholds,))
