@@ -292,12 +292,13 @@ def bound_findings(findings: list[Finding], verdict: Bottleneck, ctx: PlanContex
             continue
         if kind in ruled_out:
             finding.contradicts_verdict = True
-        if kind == "compute" and verdict.kind == "compute-mfma" and mfma_stall_only(finding, ctx):
-            # MFMA rows waiting for a matrix pipe the loop keeps full: back-pressure, what the
-            # bound leaves is all a fix of them can take (issue 21.8)
-            kind = "mfma-back-pressure"
-        # a launch fix puts idle CUs to work whatever bounds each wave: not inside the ceiling
-        if gain is not None and kind not in ("compute", "launch") and verdict.ceiling < 1:
+        # compute and launch fixes attack the bound (a launch fix puts idle CUs to work whatever
+        # bounds each wave), but MFMA rows waiting for a matrix pipe the loop keeps full are
+        # back-pressure: what the bound leaves is all a fix of them can take (issue 21.8)
+        back_pressure = (kind == "compute" and verdict.kind == "compute-mfma"
+                         and mfma_stall_only(finding, ctx))
+        inside_ceiling = kind not in ("compute", "launch") or back_pressure
+        if gain is not None and inside_ceiling and verdict.ceiling < 1:
             gain = _bounded(gain, verdict.ceiling, f"the {verdict.kind} verdict (what the bound "
                             f"leaves: {verdict.ceiling:.1%} of stall)")
         once = _once_per_wave_cost(finding, ctx) if finding.location else None

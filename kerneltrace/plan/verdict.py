@@ -973,7 +973,7 @@ def _first_check(facts: Facts) -> Bottleneck | None:
     return next((v for v in (check(facts) for check in CHECKS) if v is not None), None)
 
 
-def lean(doc: dict, l2: dict | None, facts: Facts) -> Bottleneck | None:
+def lean(facts: Facts) -> Bottleneck | None:
     """No bound clears its bar: the verdict of the bound nearest its bar (the largest fraction
     of it, at least `lean_share`), with that one bar lowered to what the kernel shows, at low
     confidence. An engineer names the bound a kernel is closest to; "mixed" names none."""
@@ -985,7 +985,7 @@ def lean(doc: dict, l2: dict | None, facts: Facts) -> Bottleneck | None:
     if nearest is None or nearest[0] < limits.lean_share:
         return None
     _, name, label, value = nearest
-    verdict = _first_check(Facts(doc, l2, replace(limits, **{name: value})))
+    verdict = _first_check(Facts(facts.doc, facts.l2, replace(limits, **{name: value})))
     if verdict is None:
         return None
     bar = getattr(limits, name)
@@ -1001,5 +1001,5 @@ def decide(doc: dict, l2: dict | None = None,
     """The verdict for one hotspot document (and its L2 metrics when PMC was collected); from
     estimated stall, with low confidence, when the capture has no stall column."""
     facts = Facts(doc, l2, limits)
-    verdict = _first_check(facts) or lean(doc, l2, facts) or mixed(facts)
+    verdict = _first_check(facts) or lean(facts) or mixed(facts)
     return replace(verdict, confidence="low") if facts.no_stall else verdict
