@@ -71,6 +71,10 @@ class VerdictThresholds:
                                             "verdict also needs: at the bandwidth limit the loads "
                                             "wait most of the time; below it other work bounds "
                                             "the kernel even when its requests are heavy")
+    request_queue_share: float = heuristic(
+        0.5, "share of all stall that is vector loads and stores unable to issue (a full request "
+        "queue) from which the memory path's request rate, not its latency, is the bound: narrow "
+        "or scattered accesses cost a transaction each, so the queue fills below the bytes peak")
     capture_request_of_peak: float = calibrated(
         1.25, "request rate estimated from the capture itself (bytes the traced waves request per "
         "busy-CU cycle × busy CUs × clock, analysis/bandwidth.py) as a share of the HBM peak from "

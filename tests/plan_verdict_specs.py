@@ -65,10 +65,13 @@ def prologue_bound() -> KernelSpec:
         I("s_load_dwordx2 s[14:15], s[0:1], 0x18", 3, latency_cycles=900),
         I("s_load_dwordx2 s[16:17], s[0:1], 0x20", 3, latency_cycles=900),
         I("s_waitcnt lgkmcnt(0)", 3),
+        I("global_load_dword v3, v0, s[14:15]", 4, latency_cycles=8),
         I("v_mov_b32_e32 v1, s14", 4),
-        I("v_add_u32_e32 v2, s16, v1", 4),
+        I("s_waitcnt vmcnt(0)", 4),
+        I("v_add_u32_e32 v2, v3, v1", 4),
         I("global_store_dword v0, v2, s[8:9]", 5, latency_cycles=200),
     )
+    # it reads memory (one short load): a kernel whose setup dominates, not a fill
     return _spec("prologue_bound_kernel", body)
 
 

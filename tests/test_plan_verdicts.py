@@ -289,3 +289,25 @@ def test_bandwidth_bound_with_pmc(tmp_path):
     verdict = entry["bottleneck"]
     assert verdict["kind"] == "memory-bandwidth" and "72%" in verdict["sentence"]
     assert_consistent(entry)
+
+
+def _gather_loop(issue_stall: int, latency: int) -> tuple:
+    loads = tuple(specs.I(f"global_load_ushort v{32 + k}, v[{2 * k}:{2 * k + 1}], off", 30,
+                          stall_cycles=issue_stall, latency_cycles=latency) for k in range(8))
+    stores = tuple(specs.I(f"global_store_short v[{2 * k}:{2 * k + 1}], v{32 + k}, off", 31,
+                           stall_cycles=issue_stall // 4) for k in range(8))
+    return (*loads, specs.I("s_waitcnt vmcnt(0)", 30), *stores, specs.I("s_cbranch_scc1", 32))
+
+
+def test_a_full_request_queue_is_a_request_bound_not_latency(tmp_path):
+    # a transpose-like gather: the loads cannot issue (the queue is full) far more than they wait
+    body = _gather_loop(issue_stall=400, latency=120)
+    _, _, entry = plan_of(tmp_path / "queue", specs._spec("gather", body, loop=(0, len(body) - 1, 16)))
+    verdict = entry["bottleneck"]
+    assert verdict["kind"] == "memory-bandwidth", verdict["sentence"]
+    assert "request queue is full" in verdict["sentence"]
+    assert_consistent(entry)
+    # the same loads with the stall on the wait for their results: latency, not requests
+    body = _gather_loop(issue_stall=0, latency=3000)
+    _, _, entry = plan_of(tmp_path / "wait", specs._spec("gather", body, loop=(0, len(body) - 1, 16)))
+    assert entry["bottleneck"]["kind"] == "memory-latency", entry["bottleneck"]["sentence"]

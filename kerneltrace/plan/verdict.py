@@ -342,6 +342,7 @@ class Facts:
             return sum(estimated.get(t, 0.0) for t in types) if self.no_stall else type_share(doc, *types)
 
         self.memory = share(*MEMORY_TYPES)
+        self.memory_issue = share(isa.VMEM_LOAD, isa.VMEM_STORE)  # requests that cannot issue
         self.lds_smem = share(isa.LDS_SMEM_WAIT)
         self.barrier = share(isa.BARRIER)
         self.nop = share(isa.NOP)
@@ -881,6 +882,31 @@ def tail(f: Facts) -> Bottleneck | None:
     )
 
 
+def request_queue(f: Facts) -> Bottleneck | None:
+    """Most of the stall is vector loads and stores that cannot issue (the request queue is
+    full), not waits for their results: the memory path accepts requests no faster. Narrow or
+    scattered accesses (a transpose's 2-byte gathers) cost one transaction each, so the queue
+    fills while the bytes stay far below the peak; prefetching adds requests to a full queue.
+    Checked last before memory-latency: a launch, compute or bytes bound reads first."""
+    waits = f.memory - f.memory_issue + f.lds_smem
+    if f.memory_issue < f.limits.request_queue_share or f.memory_issue <= waits:
+        return None
+    return Bottleneck(
+        "memory-bandwidth",
+        f"Memory-bound on requests: {f.memory_issue:.0%} of stall is vector loads and stores "
+        f"that cannot issue because the request queue is full, against {waits:.0%} waiting for "
+        "results: the memory path takes requests no faster. Narrow or scattered accesses cost a "
+        "transaction each, so it fills below the bytes peak; fewer, wider requests help, "
+        "prefetching adds requests to a full queue.",
+        [f"vector-memory issue stall {f.memory_issue:.0%} (a full request queue)",
+         f"memory waits {waits:.0%}", *f.lines], "medium",
+        helps=["fewer, wider requests: 16-byte loads and stores per lane, coalesced (consecutive "
+               "lanes on consecutive addresses; a transpose through LDS)", *BANDWIDTH_HELPS[:1]],
+        does_not_help=list(BANDWIDTH_DOES_NOT_HELP),
+        time_ceiling=f.limits.bandwidth_headroom,
+    )
+
+
 def memory_latency(f: Facts) -> Bottleneck | None:
     """Memory waits (vector, LDS, scalar) dominate stall; says when the loop is partly issue-bound."""
     memory, lds_smem, non_hidden, mix = f.memory, f.lds_smem, f.non_hidden, f.mix
@@ -954,7 +980,7 @@ def mixed(f: Facts) -> Bottleneck:
 CHECKS: tuple[Callable[[Facts], Bottleneck | None], ...] = (
     launch_bound, work_distribution, latency_only, compute_mfma, compute_valu, memory_bandwidth,
     request_bandwidth, capture_bandwidth, memory_streaming, synchronisation, nop_hazards,
-    loop_issue, loop_work, launch_overhead, prologue, tail, memory_latency,
+    loop_issue, loop_work, launch_overhead, prologue, tail, request_queue, memory_latency,
 )
 
 
