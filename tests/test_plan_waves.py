@@ -240,6 +240,24 @@ def test_w3_silent_otherwise(ctx):
     assert wave_tail(ctx) == []
 
 
+def _with_counts(ctx: PlanContext, longest: list[int], shortest: list[int]) -> PlanContext:
+    waves = ctx.hotspots["waves"]
+    waves["longest_waves"] = [{"file": f"w{k}.json", "duration": 9000, "instructions": n}
+                              for k, n in enumerate(longest)]
+    waves["shortest_waves"] = [{"file": f"s{k}.json", "duration": 500, "instructions": n}
+                               for k, n in enumerate(shortest)]
+    return PlanContext(ctx.hotspots)
+
+
+def test_w3_needs_the_slow_waves_to_have_more_work():
+    # every wave ran the same instructions (an RNG, a fill): the spread is contention, not a
+    # work split's tail
+    same = _with_counts(_tail(p50=2000, longest=9000, tail=7000), [7984, 7984], [7984, 7984])
+    assert wave_tail(same) == []
+    more = _with_counts(_tail(p50=2000, longest=9000, tail=7000), [19616, 17250], [1871, 4237])
+    assert [f.rule for f in wave_tail(more)] == ["W3-wave-tail"]
+
+
 GEMM = "flydsl-kernel-profiling-lib/examples/blockscale_preshuffle_gemm/att_viewer/big/ui_output_agent_14065_dispatch_120"
 
 

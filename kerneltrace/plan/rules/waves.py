@@ -48,6 +48,11 @@ class WaveThresholds:
     tail_med_share: float = heuristic(0.5, "tail share from which W3 is MED (else LOW)")
     imbalance: float = heuristic(1.5, "longest wave / median wave duration for W3")
     min_tail_waves: int = heuristic(4, "waves traced for W3 to judge a tail")
+    equal_work_spread: float = heuristic(1.05, "most / fewest instructions among the longest and "
+                                         "shortest traced waves up to which they did the same "
+                                         "work: their duration spread is contention (issue "
+                                         "arbitration, the launch ramp), which a balanced work "
+                                         "split cannot remove (no W3)")
     tail_recoverable: tuple[float, float] = heuristic((0.0, 0.1), "share of one traced CU's "
                                                       "tail (slowest wave's end after the median) "
                                                       "a balanced work split removes from the "
@@ -156,7 +161,9 @@ def wave_tail(ctx: PlanContext) -> list[Finding]:
     W3: uneven waves — the slowest ends long after the median (grid tail / load imbalance).
 
     Trigger: hotspots/2 only: ≥ 4 waves, `timing.tail_cycles` ≥ 25 % of `span_cycles` and the
-        longest wave ≥ 1.5× the median duration (MED from 50 %)
+        longest wave ≥ 1.5× the median duration (MED from 50 %), and the longest and shortest
+        waves ran different instruction counts (> 5 % apart: same work is contention, not a tail
+        a work split removes)
     Evidence: durations and longest waves in the text
     Gain: 0–10 % of the tail share of the traced span ÷ the launch's rounds of workgroups per CU,
         in kernel time (the tail is CU time, not stall: `stall_share` 0; one CU traced)
@@ -172,6 +179,8 @@ def wave_tail(ctx: PlanContext) -> list[Finding]:
         return []
     tail_share = (tail or 0) / span
     if tail_share < limits.tail_share or longest < limits.imbalance * median:
+        return []
+    if same_work(waves, limits.equal_work_spread):
         return []
     slowest = ", ".join(
         f"{wave['file']} ({wave['duration']:,})" for wave in waves.get("longest_waves") or []
@@ -201,6 +210,15 @@ def wave_tail(ctx: PlanContext) -> list[Finding]:
             effort="high",  # a different work split: split-K, a persistent tile scheduler
         )
     ]
+
+
+def same_work(waves: dict, spread: float) -> bool:
+    """Whether the longest and the shortest traced waves ran the same number of instructions
+    (within `spread`): then the slow ones are not slow for having more work."""
+    counts = [wave.get("instructions") for wave in
+              (waves.get("longest_waves") or []) + (waves.get("shortest_waves") or [])]
+    counts = [count for count in counts if isinstance(count, int) and count > 0]
+    return len(counts) >= 2 and max(counts) <= spread * min(counts)
 
 
 def sharpen_with_waves(ctx: PlanContext, findings: list[Finding],
