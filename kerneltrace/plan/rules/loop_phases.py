@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kerneltrace.isa.classify import SMEM, VMEM_STORE
+from kerneltrace.isa.classify import BARRIER, SMEM, VMEM_LOAD, VMEM_STORE, VMEM_WAIT
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain
 from kerneltrace.plan.spec import FindingKind, plan_rule
@@ -44,6 +44,20 @@ def _phase(ctx: PlanContext, before: bool, first: int, last: int) -> list[dict]:
     return [ins for ins in ctx.program_order
             if (ins["index"] < first if before else ins["index"] > last)
             and (ins.get("hits") or 0) > 0 and ins.get("type") not in SETUP_ROW_TYPES]
+
+
+def _contents(rows: list[dict]) -> str:
+    """What a phase holds, by the share of its time: its memory waits, loads, stores, the rest."""
+    total = sum(cost_cycles(ins) for ins in rows) or 1
+    parts = []
+    for label, types in (("waits for vector memory", {VMEM_WAIT}), ("vector loads", {VMEM_LOAD}),
+                         ("stores", {VMEM_STORE}), ("barriers", {BARRIER})):
+        chosen = [ins for ins in rows if ins.get("type") in types]
+        if chosen:
+            parts.append(f"{len(chosen)} {label} ({sum(cost_cycles(i) for i in chosen) / total:.0%})")
+    rest = 1 - sum(cost_cycles(ins) for ins in rows
+                   if ins.get("type") in {VMEM_WAIT, VMEM_LOAD, VMEM_STORE, BARRIER}) / total
+    return ", ".join(parts + [f"other instructions {rest:.0%}"]) + " of its time"
 
 
 def _in_tile_loop(flow: dict, hot: dict) -> bool:
@@ -105,12 +119,7 @@ def loop_phases(ctx: PlanContext) -> list[Finding]:
                                              "overlapping its independent parts"),
             root_cause=(f"{loop_text[:1].upper()}{loop_text[1:]}, and each wave spends {share:.0%} "
                         f"of its time {where} it (kernel-argument round trips left out), once "
-                        "per wave: "
-                        + ("the first tiles' loads, each waited before the next step, and the "
-                           "set-up of addresses; the loop starts only when they are done."
-                           if before else
-                           "the results' conversion and stores and the drain before `s_endpgm`; "
-                           "no loop work hides them.")),
+                        f"per wave, with no loop work to hide it: {_contents(rows)}."),
             fix=("Issue the first tiles' global loads together, ahead of one wait (or a staircase "
                  "of partial waits), hoist the address set-up out of their chain, and start the "
                  "loop's first steps as soon as the first tile lands."
