@@ -40,8 +40,10 @@ from kerneltrace.plan.findings import (
     sort_findings,
 )
 from kerneltrace.plan.rules import ATTRIBUTION_RULES, RULES, WAVE_RULES, rule_named
+from kerneltrace.plan.rules.kernel_wide import RULE_PING_PONG
 from kerneltrace.plan.rules.launch import RULE_SETUP
 from kerneltrace.plan.rules.spills import spills_first
+from kerneltrace.plan.rules.stragglers import RULE_STRAGGLER_WAITS
 from kerneltrace.plan.rules.waves import sharpen_with_waves
 from kerneltrace.plan.spec import PlanRule
 from kerneltrace.thresholds import GainThresholds
@@ -127,8 +129,28 @@ def _in_place(step: Callable[[list[Finding]], None]) -> Step:
     return run
 
 
+# barrier findings that name the barrier waits' cause (the partner phase, the straggler's waits)
+BARRIER_CAUSES = frozenset({RULE_PING_PONG, RULE_STRAGGLER_WAITS})
+
+
+def restatements_last(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
+    """Line and region findings on barrier stall below a finding that names the barrier waits'
+    cause say that cause again for a part of the same waits (barrier_remedy gives them its fix):
+    they follow every distinct ranked change, so the second slot is a second change."""
+    cause = next((k for k, f in enumerate(findings) if f.ranked and f.rule in BARRIER_CAUSES), None)
+    if cause is None:
+        return findings
+    again = [f for f in findings[cause + 1:] if f.ranked and f.rule in ("LINE-hotspot", "REGION-hotspot")
+             and gains.lever(f, ctx) == "sync"]
+    if not again:
+        return findings
+    rest = [f for f in findings if f not in again]
+    last_ranked = max((k for k, f in enumerate(rest) if f.ranked), default=-1)
+    return rest[:last_ranked + 1] + again + rest[last_ranked + 1:]
+
+
 def order_and_group(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
-    findings = spills_first(_lines_first(sort_findings(findings), ctx))
+    findings = restatements_last(spills_first(_lines_first(sort_findings(findings), ctx)), ctx)
     gains.overlap_groups(findings)
     return findings
 

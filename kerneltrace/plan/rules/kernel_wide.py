@@ -11,6 +11,7 @@ from kerneltrace.plan.findings import Finding, Gain, finding_id, hiding_gain, sc
 from kerneltrace.plan.occupancy_check import observed as observed_occupancy
 from kerneltrace.plan.rules.barrier_gain import barrier_gain
 from kerneltrace.plan.rules.stragglers import (
+    RULE_STRAGGLER_WAITS,
     cause_evidence,
     straggler_note,
     straggler_waits_finding,
@@ -184,11 +185,14 @@ def occupancy_limited(ctx: PlanContext) -> list[Finding]:
     ]
 
 
+RULE_PING_PONG = "BAR-ping-pong-phase"
+
+
 @plan_rule(id="BAR-dominated", lever="sync", serves=("synchronisation",), order=120,
            thresholds=(KernelWideThresholds,),
-           variants=(FindingKind("BAR-ping-pong-phase", "memory-pipeline",
+           variants=(FindingKind(RULE_PING_PONG, "memory-pipeline",
                                  serves=("synchronisation",)),
-                     FindingKind("BAR-straggler-waits", "memory-pipeline")))
+                     FindingKind(RULE_STRAGGLER_WAITS, "memory-pipeline")))
 def barrier_dominated(ctx: PlanContext) -> list[Finding]:
     """Barriers hold a large share of stall.
 
@@ -286,7 +290,7 @@ def ping_pong_phase(ctx: PlanContext, share: float, barriers: list[dict], struct
     evidence = [ctx.evidence(ctx.instructions[i], "wait before a pairing barrier") for i in cause_rows]
     evidence += [ctx.evidence(ins, "pairing barrier") for ins in barriers[:3]]
     return ctx.finding(
-        "BAR-ping-pong-phase", share, location=location,
+        RULE_PING_PONG, share, location=location,
         title=(f"Ping-pong: the barrier waits ({share:.0%} of stall) are one wave group waiting for "
                "its partner's load/LDS phase"),
         estimated_gain=barrier_gain(

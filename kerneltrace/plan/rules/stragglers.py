@@ -18,6 +18,7 @@ from kerneltrace.plan.rules.barrier_gain import barrier_gain
 from kerneltrace.thresholds import VerdictThresholds
 
 CAUSE_ROWS = 6  # evidence rows taken from the leading causes
+RULE_STRAGGLER_WAITS = "BAR-straggler-waits"
 
 
 def stragglers_of(ctx: PlanContext) -> dict | None:
@@ -35,7 +36,7 @@ def straggler_waits_finding(ctx: PlanContext, share: float, barriers: list[dict]
     evidence += [ctx.evidence(ins, "barrier") for ins in barriers[:2]]
     caused = cause_sentence(stragglers)
     return ctx.finding(
-        "BAR-straggler-waits", share, location=ctx.user_location(evidence) or location,
+        RULE_STRAGGLER_WAITS, share, location=ctx.user_location(evidence) or location,
         title=(f"Barrier waits ({share:.0%} of stall) are caused by the last wave's waits: "
                f"{caused}"),
         estimated_gain=barrier_gain(
