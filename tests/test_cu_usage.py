@@ -203,3 +203,76 @@ def test_the_plan_judges_the_observed_levels_with_its_own_thresholds():
     loose = entry({"launch_bound": {"same_level": 0.7}})
     assert not loose["cu_usage"]["two_levels"] and loose["cu_usage"]["longest_cus"] == 9
     assert not any(f["rule"] == "LAUNCH-tail" for f in loose["findings"])
+
+
+def _reference_usage(document, kernel_names):
+    """observed_usage as first written (one Python check per event, tuples sorted per CU): the
+    faster code must give exactly this on every input."""
+    names = {name for name in kernel_names if name}
+    dispatches = document.get("dispatches")
+    ids = {int(key) for key, name in dispatches.items() if key.isdigit() and name in names}
+    if not ids:
+        return None
+    per_engine, seen = {}, set()
+    for key, events in document.items():
+        if not (key.isascii() and key.isdigit() and isinstance(events, list)):
+            continue
+        cus = per_engine.setdefault(int(key), {})
+        for event in events:
+            if not isinstance(event, list) or len(event) < 6:
+                return None
+            time, cu, start, kernel = event[0], event[1], event[4], event[5]
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (time, cu, start, kernel)):
+                return None
+            if kernel in ids:
+                seen.add(kernel)
+                cus.setdefault(cu, []).append((time, 1 if start else 0))
+    if len(seen) != 1:
+        return None
+    engines = []
+    for se, cus in sorted(per_engine.items()):
+        if not cus:
+            continue
+        times = [time for events in cus.values() for time, _ in events]
+        first, last = min(times), max(times)
+        busy = []
+        for events in cus.values():
+            events.sort()
+            depth = lowest = 0
+            for _, start in events:
+                depth += 1 if start else -1
+                lowest = min(lowest, depth)
+            depth, since, total = -lowest, first, 0
+            for time, start in events:
+                if start:
+                    if depth == 0:
+                        since = time
+                    depth += 1
+                else:
+                    depth -= 1
+                    if depth == 0:
+                        total += time - since
+            busy.append(total + (last - since if depth > 0 else 0))
+        engines.append({"se": se, "busy_cus": len(cus),
+                        "waves": sum(s for events in cus.values() for _, s in events),
+                        "span_cycles": last - first, "busy_cycles": sorted(busy, reverse=True)})
+    return {"source": "occupancy.json", "kernel_id": seen.pop(), "shader_engines": engines}
+
+
+def test_observed_usage_matches_the_per_event_definition_on_random_documents():
+    import random
+
+    rng = random.Random(24)
+    for case in range(400):
+        doc = {"dispatches": {"1": "attn_kernel", "2": "other", "3": "attn_kernel" if case % 7 == 0 else "x"}}
+        for se in range(rng.randint(1, 4)):
+            events = []
+            for _ in range(rng.randint(0, 60)):
+                event = [rng.randint(-50, 400), rng.randint(0, 5), 0, 0, rng.randint(0, 3),
+                         rng.choice([1, 1, 1, 2, 3])] + [0] * rng.randint(0, 2)
+                events.append(event)
+            if case % 11 == 0 and events:  # a malformed event somewhere
+                events[rng.randrange(len(events))] = rng.choice([[1, 2, 3], 7, [1, 2, 0, 0, True, 1],
+                                                                 [1.0, 2, 0, 0, 1, 1]])
+            doc[str(se) if case % 13 else f"0{se}"] = events
+        assert observed_usage(doc, ["attn_kernel"]) == _reference_usage(doc, ["attn_kernel"]), case
