@@ -276,3 +276,22 @@ def test_observed_usage_matches_the_per_event_definition_on_random_documents():
                                                                  [1.0, 2, 0, 0, 1, 1]])
             doc[str(se) if case % 13 else f"0{se}"] = events
         assert observed_usage(doc, ["attn_kernel"]) == _reference_usage(doc, ["attn_kernel"]), case
+
+
+def test_the_document_step_leaves_the_collector_as_it_found_it(tmp_path):
+    import gc
+    import json as _json
+
+    from kerneltrace.document.hotspot_report import _cu_usage
+
+    (tmp_path / "occupancy.json").write_text(_json.dumps(STAIRCASE))
+    document = {"metadata": {}, "kernel": "attn_kernel", "kernel_symbol": None}
+    assert gc.isenabled()
+    assert _cu_usage(tmp_path, document) == observed_usage(STAIRCASE, ["attn_kernel"])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert _cu_usage(tmp_path / "missing", document) is None
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -211,17 +211,28 @@ def _received(fd: int) -> tuple[str, Any]:
 
 
 _UNREAPED: list[int] = []  # children that had sent everything but not yet ended
+_AT_EXIT: list[bool] = []  # whether _reap_all is registered
 
 
 def _reap(pid: int, wait: bool = True) -> None:
     """Collect the forked child `pid` (it has sent, failed, or was killed). Without `wait`, one
-    still ending (unmapping its memory: ~5 ms) is collected at the next fork instead."""
+    still ending (unmapping its memory: ~5 ms) is collected at the next fork or at exit."""
     try:
         done, _ = os.waitpid(pid, 0 if wait else os.WNOHANG)
     except ChildProcessError:
         return
     if not done:
+        if not _AT_EXIT:
+            import atexit
+
+            atexit.register(_reap_all)  # long ended by then: its CPU time is counted as ours
+            _AT_EXIT.append(True)
         _UNREAPED.append(pid)
+
+
+def _reap_all() -> None:
+    while _UNREAPED:
+        _reap(_UNREAPED.pop())
 
 
 def _reap_earlier() -> None:
