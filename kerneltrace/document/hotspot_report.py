@@ -301,10 +301,10 @@ def _cu_usage(directory: Path, document: dict) -> dict | None:
     metadata = document.get("metadata") or {}
     if metadata.get("kernel_trace") and metadata.get("kernel_trace_join") != "kernel_name":
         return None
+    import gc
+
     from kerneltrace.analysis.cu_usage import READ_LIMIT, observed_usage
     from kerneltrace.readers.regular import read_json
-
-    import gc
 
     # occupancy.json's events are ~65 000 small lists: the collector's passes while they are
     # built and read find nothing to free (no cycles) but scan them all (~50 ms of 150)
