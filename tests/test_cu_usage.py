@@ -295,3 +295,31 @@ def test_the_document_step_leaves_the_collector_as_it_found_it(tmp_path):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_waves_runs_reading_gives_the_json_facts(tmp_path):
+    """cu_usage_document (pysimdjson, each SE's events as EventColumns) gives observed_usage the
+    facts json.loads gives; a file it does not vouch for, or one over the limit, is None."""
+    import json as _json
+    import random
+
+    from kerneltrace.analysis.waves.occupancy import cu_usage_document
+
+    path = tmp_path / "occupancy.json"
+    rng = random.Random(24)
+    for case in range(60):
+        doc = {str(se): [[rng.randint(0, 500), rng.randint(0, 4), 0, 0, rng.randint(0, 1),
+                          rng.choice([1, 1, 2])] + [7] * (case % 3) for _ in range(rng.randint(1, 40))]
+               for se in range(rng.randint(1, 3))}
+        doc["dispatches"] = {"1": "attn_kernel", "2": "attn_kernel" if case % 5 == 0 else "other"}
+        doc["version"] = "3.0.0"
+        path.write_text(_json.dumps(doc))
+        fast = cu_usage_document(path, 1 << 20)
+        assert fast is not None and fast["dispatches"] == doc["dispatches"]
+        assert observed_usage(fast, ["attn_kernel"]) == observed_usage(doc, ["attn_kernel"]), case
+    path.write_text(_json.dumps(STAIRCASE))
+    assert observed_usage(cu_usage_document(path, 1 << 20), ["attn_kernel"]) \
+        == observed_usage(STAIRCASE, ["attn_kernel"]) is not None
+    assert cu_usage_document(path, 100) is None  # over the limit: json.loads' path refuses it
+    path.write_text(_json.dumps({"0": [[-5, 0, 0, 0, 1, 1]], "dispatches": {"1": "attn_kernel"}}))
+    assert cu_usage_document(path, 1 << 20) is None  # a negative time: not vouched for

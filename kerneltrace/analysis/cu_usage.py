@@ -58,6 +58,18 @@ def _busy_cycles(keys: list[int], first: int, last: int) -> int:
     return busy + (last - times[-1] if resident[-1] + base > 0 else 0)
 
 
+class EventColumns:
+    """One SE's events read and checked elsewhere (every row 6 or more plain ints; the --waves
+    run's pysimdjson path, analysis.waves.occupancy): its time, cu, is_start and kernel_id
+    columns, which observed_usage takes in place of the SE's list of events."""
+
+    def __init__(self, times: list[int], cus: list[int], starts: list[int], kernels: list[int]) -> None:
+        self.columns = (times, cus, starts, kernels)
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+
 def _plain_columns(events: list) -> tuple[tuple[int, ...], ...] | None:
     """The time, cu, is_start and kernel_id columns of the events when every event is a list
     of 6 or more fields and those four are plain ints (what json.loads gives for a regular
@@ -74,7 +86,8 @@ def _plain_columns(events: list) -> tuple[tuple[int, ...], ...] | None:
 
 def observed_usage(document: object, kernel_names: Sequence[str]) -> dict | None:
     """The `cu_usage` facts of the kernel named one of `kernel_names` (None when occupancy.json
-    has no decodable events of it: legacy packed events, no id named so, malformed rows)."""
+    has no decodable events of it: legacy packed events, no id named so, malformed rows).
+    `document`: occupancy.json as json.loads gives it, or with SE lists as EventColumns."""
     if not isinstance(document, Mapping):
         return None
     names = {name for name in kernel_names if name}
@@ -87,12 +100,14 @@ def observed_usage(document: object, kernel_names: Sequence[str]) -> dict | None
     per_engine: dict[int, dict[int, list[int]]] = {}  # SE -> CU -> events as _busy_cycles keys
     seen: set[int] = set()
     for key, events in document.items():
-        if not (isinstance(key, str) and key.isascii() and key.isdigit() and isinstance(events, list)):
+        checked = isinstance(events, EventColumns)
+        if not (isinstance(key, str) and key.isascii() and key.isdigit()
+                and (checked or isinstance(events, list))):
             continue
         cus = per_engine.setdefault(int(key), {})
         if not events:
             continue
-        columns = _plain_columns(events)
+        columns = events.columns if checked else _plain_columns(events)
         if columns is None:  # something unusual: each event checked in turn
             for event in events:
                 if not isinstance(event, list) or len(event) < 6:

@@ -311,7 +311,13 @@ def _cu_usage(directory: Path, document: dict) -> dict | None:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        occupancy = read_json(directory / "occupancy.json", "occupancy.json", READ_LIMIT)
+        occupancy = None
+        if document.get("waves"):  # numpy and pysimdjson loaded: the fast reading
+            from kerneltrace.analysis.waves.occupancy import cu_usage_document
+
+            occupancy = cu_usage_document(directory / "occupancy.json", READ_LIMIT)
+        if occupancy is None:
+            occupancy = read_json(directory / "occupancy.json", "occupancy.json", READ_LIMIT)
         return observed_usage(occupancy, [document.get("kernel"), document.get("kernel_symbol")])
     except InputError:  # absent, unreadable or larger than a fact this cheap is worth
         return None
