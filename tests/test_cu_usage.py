@@ -268,7 +268,7 @@ def test_observed_usage_matches_the_per_event_definition_on_random_documents():
         for se in range(rng.randint(1, 4)):
             events = []
             for _ in range(rng.randint(0, 60)):
-                event = [rng.randint(-50, 400), rng.randint(0, 5), 0, 0, rng.randint(0, 3),
+                event = [rng.randint(-50 if case % 2 else 0, 400), rng.randint(0, 5), 0, 0, rng.randint(0, 3),
                          rng.choice([1, 1, 1, 2, 3])] + [0] * rng.randint(0, 2)
                 events.append(event)
             if case % 11 == 0 and events:  # a malformed event somewhere

@@ -18,10 +18,11 @@ resident before the trace began shows only its end, one still resident at the en
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import accumulate, compress, repeat
-from operator import add, eq, mul
+from operator import add, and_, eq, gt, lshift, mul, or_, rshift, sub
 
 from kerneltrace.thresholds import DEFAULT_LAUNCH_BOUND, LaunchBoundThresholds
 
@@ -49,13 +50,32 @@ def _busy_cycles(keys: list[int], first: int, last: int) -> int:
     still resident at the end until `last`: the sum of the gaps between consecutive events
     with a wave resident (integers, so the sum is exact in any order)."""
     keys.sort()
-    steps = [(key & 1) * 2 - 1 for key in keys]  # +1 a start, -1 an end
-    resident = list(accumulate(steps))
+    # +1 a start, -1 an end, and the waves resident after each event (C-level passes)
+    resident = list(accumulate(map(sub, map(mul, map(and_, keys, repeat(1)), repeat(2)), repeat(1))))
     base = -min(0, min(resident))  # waves resident when the trace began
-    times = [key >> 1 for key in keys]
+    times = list(map(rshift, keys, repeat(1)))
     busy = times[0] - first if base > 0 else 0
-    busy += sum(b - a for a, b, depth in zip(times, times[1:], resident, strict=False) if depth + base > 0)
+    # each gap to the next event, where a wave is resident after this one
+    busy += sum(compress(map(sub, times[1:], times), map(gt, resident, repeat(-base))))
     return busy + (last - times[-1] if resident[-1] + base > 0 else 0)
+
+
+_CU_SHIFT = 62  # a (cu, key) pair packed as cu << _CU_SHIFT | key, when both fit
+
+
+def _group_by_cu(cus: dict[int, list[int]], cu_of: Sequence[int], keys: list[int]) -> None:
+    """Append each event's key to its CU's list in `cus` (CUs in ascending order). Usually one
+    sort of packed (cu, key) ints and a slice per CU; a pass per CU when they do not fit."""
+    cu_ids = sorted(set(cu_of))
+    if cu_ids[0] >= 0 and cu_ids[-1] < 1 << 30 and min(keys) >= 0 and max(keys) < 1 << _CU_SHIFT:
+        packed = sorted(map(or_, map(lshift, cu_of, repeat(_CU_SHIFT)), keys))
+        for cu in cu_ids:
+            base = cu << _CU_SHIFT
+            low, high = bisect_left(packed, base), bisect_left(packed, base + (1 << _CU_SHIFT))
+            cus.setdefault(cu, []).extend(map(sub, packed[low:high], repeat(base)))
+        return
+    for cu in cu_ids:
+        cus.setdefault(cu, []).extend(compress(keys, map(eq, cu_of, repeat(cu))))
 
 
 class EventColumns:
@@ -126,8 +146,7 @@ def observed_usage(document: object, kernel_names: Sequence[str]) -> dict | None
             times, cu_of, starts = (tuple(compress(c, mine)) for c in (times, cu_of, starts))
         # one CU's events in any order: _busy_cycles sorts them, and the CUs' figures are sorted
         keys = list(map(add, map(mul, times, repeat(2)), map(bool, starts)))
-        for cu in sorted(set(cu_of)):
-            cus.setdefault(cu, []).extend(compress(keys, map(eq, cu_of, repeat(cu))))
+        _group_by_cu(cus, cu_of, keys)
     if len(seen) != 1:  # none, or several launches of the kernel traced (not told apart here)
         return None
     engines = []

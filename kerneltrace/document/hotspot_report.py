@@ -311,12 +311,10 @@ def _cu_usage(directory: Path, document: dict) -> dict | None:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        occupancy = None
-        if document.get("waves"):  # numpy and pysimdjson loaded: the fast reading
-            from kerneltrace.analysis.waves.occupancy import cu_usage_document
+        from kerneltrace.analysis.waves.occupancy import cu_usage_document
 
-            occupancy = cu_usage_document(directory / "occupancy.json", READ_LIMIT)
-        if occupancy is None:
+        occupancy = cu_usage_document(directory / "occupancy.json", READ_LIMIT)  # pysimdjson
+        if occupancy is None:  # not vouched for (or no pysimdjson): json.loads words it
             occupancy = read_json(directory / "occupancy.json", "occupancy.json", READ_LIMIT)
         return observed_usage(occupancy, [document.get("kernel"), document.get("kernel_symbol")])
     except InputError:  # absent, unreadable or larger than a fact this cheap is worth
