@@ -60,12 +60,14 @@ def exit_cli(code: int) -> NoReturn:
 
     After a --waves analysis the teardown (every object freed, numpy's and the heap's memory
     handed back page by page) took 40-60 ms of a ~0.6 s run; the kernel frees the whole
-    address space at once. Anything unusual keeps Python's own exit: another thread alive
-    (its join), an interactive session, a flush that fails (a closed pipe: Python words it),
-    a code that is not an int.
+    address space at once. Anything unusual keeps Python's own exit: a caller below the top
+    level (the script run by runpy or a test), another thread alive (its join), an interactive
+    session, a flush that fails (a closed pipe: Python words it), a code that is not an int.
     """
     threading = sys.modules.get("threading")
-    if (type(code) is not int or sys.flags.inspect
+    # only from the top level of the program itself: code that ran the script (runpy, a test)
+    # may go on after its SystemExit
+    if (sys._getframe(1).f_back is not None or type(code) is not int or sys.flags.inspect
             or (threading is not None and threading.active_count() > 1)):
         sys.exit(code)
     import atexit

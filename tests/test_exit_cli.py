@@ -46,3 +46,14 @@ def test_a_thread_still_running_is_joined_as_sys_exit_does(tmp_path):
 def test_a_code_that_is_not_an_int_goes_to_sys_exit(tmp_path):
     done = _run("exit_cli('stopped')\n", tmp_path)
     assert done.returncode == 1 and done.stderr == "stopped\n"
+
+
+def test_run_from_other_code_it_raises_system_exit_as_sys_exit_does(tmp_path):
+    body = ("def main():\n"
+            "    exit_cli(5)\n"
+            "try:\n"
+            "    main()\n"
+            "except SystemExit as stop:\n"
+            "    print('caught', stop.code)\n")
+    done = _run(body, tmp_path)
+    assert done.returncode == 0 and (tmp_path / "out.txt").read_text() == "caught 5\n"
