@@ -322,6 +322,9 @@ def floor_parts(directory: Path, repeat: int) -> dict:
     table = read_code_json(directory / "code.json")
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env["KERNELTRACE_CACHE"] = "off"
+    # what the CLI sets before numpy is imported (no BLAS call anywhere): the import rows then
+    # measure what a --waves run pays, not OpenBLAS starting a thread per core (~60 ms CPU)
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
     warm_cache = tempfile.TemporaryDirectory()
     warm = {**env, "XDG_CACHE_HOME": warm_cache.name}
     warm.pop("KERNELTRACE_CACHE")

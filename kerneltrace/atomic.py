@@ -299,8 +299,9 @@ def _indented(obj: Any) -> str:
 
     json's C encoder takes no indent, so an indented dump runs its pure-Python generators (a 2 MB
     hotspot document: ~50 ms). This walks the exact built-in types only (str, int, float, bool,
-    None, list, tuple, dict with str keys) in json's order with its separators; anything else
-    raises _Unusual and the caller dumps with json itself. A non-finite float raises ValueError
+    None, list, tuple, dict with str keys), and str subclasses (json encodes them as their text,
+    before any other test), in json's order with its separators; anything else raises _Unusual
+    and the caller dumps with json itself. A non-finite float raises ValueError
     as json does."""
     from json.encoder import encode_basestring_ascii as string
 
@@ -356,6 +357,8 @@ def _indented(obj: Any) -> str:
             append("true")
         elif item is False:
             append("false")
+        elif isinstance(item, str):  # a StrEnum (the document's `format`): json writes its text
+            append(string(item))
         else:
             raise _Unusual
 

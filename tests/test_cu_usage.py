@@ -203,3 +203,123 @@ def test_the_plan_judges_the_observed_levels_with_its_own_thresholds():
     loose = entry({"launch_bound": {"same_level": 0.7}})
     assert not loose["cu_usage"]["two_levels"] and loose["cu_usage"]["longest_cus"] == 9
     assert not any(f["rule"] == "LAUNCH-tail" for f in loose["findings"])
+
+
+def _reference_usage(document, kernel_names):
+    """observed_usage as first written (one Python check per event, tuples sorted per CU): the
+    faster code must give exactly this on every input."""
+    names = {name for name in kernel_names if name}
+    dispatches = document.get("dispatches")
+    ids = {int(key) for key, name in dispatches.items() if key.isdigit() and name in names}
+    if not ids:
+        return None
+    per_engine, seen = {}, set()
+    for key, events in document.items():
+        if not (key.isascii() and key.isdigit() and isinstance(events, list)):
+            continue
+        cus = per_engine.setdefault(int(key), {})
+        for event in events:
+            if not isinstance(event, list) or len(event) < 6:
+                return None
+            time, cu, start, kernel = event[0], event[1], event[4], event[5]
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (time, cu, start, kernel)):
+                return None
+            if kernel in ids:
+                seen.add(kernel)
+                cus.setdefault(cu, []).append((time, 1 if start else 0))
+    if len(seen) != 1:
+        return None
+    engines = []
+    for se, cus in sorted(per_engine.items()):
+        if not cus:
+            continue
+        times = [time for events in cus.values() for time, _ in events]
+        first, last = min(times), max(times)
+        busy = []
+        for events in cus.values():
+            events.sort()
+            depth = lowest = 0
+            for _, start in events:
+                depth += 1 if start else -1
+                lowest = min(lowest, depth)
+            depth, since, total = -lowest, first, 0
+            for time, start in events:
+                if start:
+                    if depth == 0:
+                        since = time
+                    depth += 1
+                else:
+                    depth -= 1
+                    if depth == 0:
+                        total += time - since
+            busy.append(total + (last - since if depth > 0 else 0))
+        engines.append({"se": se, "busy_cus": len(cus),
+                        "waves": sum(s for events in cus.values() for _, s in events),
+                        "span_cycles": last - first, "busy_cycles": sorted(busy, reverse=True)})
+    return {"source": "occupancy.json", "kernel_id": seen.pop(), "shader_engines": engines}
+
+
+def test_observed_usage_matches_the_per_event_definition_on_random_documents():
+    import random
+
+    rng = random.Random(24)
+    for case in range(400):
+        doc = {"dispatches": {"1": "attn_kernel", "2": "other", "3": "attn_kernel" if case % 7 == 0 else "x"}}
+        for se in range(rng.randint(1, 4)):
+            events = []
+            for _ in range(rng.randint(0, 60)):
+                event = [rng.randint(-50 if case % 2 else 0, 400), rng.randint(0, 5), 0, 0, rng.randint(0, 3),
+                         rng.choice([1, 1, 1, 2, 3])] + [0] * rng.randint(0, 2)
+                events.append(event)
+            if case % 11 == 0 and events:  # a malformed event somewhere
+                events[rng.randrange(len(events))] = rng.choice([[1, 2, 3], 7, [1, 2, 0, 0, True, 1],
+                                                                 [1.0, 2, 0, 0, 1, 1]])
+            doc[str(se) if case % 13 else f"0{se}"] = events
+        assert observed_usage(doc, ["attn_kernel"]) == _reference_usage(doc, ["attn_kernel"]), case
+
+
+def test_the_document_step_leaves_the_collector_as_it_found_it(tmp_path):
+    import gc
+    import json as _json
+
+    from kerneltrace.document.hotspot_report import _cu_usage
+
+    (tmp_path / "occupancy.json").write_text(_json.dumps(STAIRCASE))
+    document = {"metadata": {}, "kernel": "attn_kernel", "kernel_symbol": None}
+    assert gc.isenabled()
+    assert _cu_usage(tmp_path, document) == observed_usage(STAIRCASE, ["attn_kernel"])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert _cu_usage(tmp_path / "missing", document) is None
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_waves_runs_reading_gives_the_json_facts(tmp_path):
+    """cu_usage_document (pysimdjson, each SE's events as EventColumns) gives observed_usage the
+    facts json.loads gives; a file it does not vouch for, or one over the limit, is None."""
+    import json as _json
+    import random
+
+    from kerneltrace.analysis.waves.occupancy import cu_usage_document
+
+    path = tmp_path / "occupancy.json"
+    rng = random.Random(24)
+    for case in range(60):
+        doc = {str(se): [[rng.randint(0, 500), rng.randint(0, 4), 0, 0, rng.randint(0, 1),
+                          rng.choice([1, 1, 2])] + [7] * (case % 3) for _ in range(rng.randint(1, 40))]
+               for se in range(rng.randint(1, 3))}
+        doc["dispatches"] = {"1": "attn_kernel", "2": "attn_kernel" if case % 5 == 0 else "other"}
+        doc["version"] = "3.0.0"
+        path.write_text(_json.dumps(doc))
+        fast = cu_usage_document(path, 1 << 20)
+        assert fast is not None and fast["dispatches"] == doc["dispatches"]
+        assert observed_usage(fast, ["attn_kernel"]) == observed_usage(doc, ["attn_kernel"]), case
+    path.write_text(_json.dumps(STAIRCASE))
+    assert observed_usage(cu_usage_document(path, 1 << 20), ["attn_kernel"]) \
+        == observed_usage(STAIRCASE, ["attn_kernel"]) is not None
+    assert cu_usage_document(path, 100) is None  # over the limit: json.loads' path refuses it
+    path.write_text(_json.dumps({"0": [[-5, 0, 0, 0, 1, 1]], "dispatches": {"1": "attn_kernel"}}))
+    assert cu_usage_document(path, 1 << 20) is None  # a negative time: not vouched for

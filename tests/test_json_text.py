@@ -52,3 +52,16 @@ def test_values_left_to_json_come_out_as_json_writes_them(value: object):
 def test_a_type_json_refuses_is_still_refused():
     with pytest.raises(TypeError):
         atomic.json_text({"a": [1, object()]})
+
+
+class Shade(enum.StrEnum):
+    DARK = "dark \" é"
+
+
+def test_str_subclasses_take_the_fast_walk_and_read_as_json_writes_them(monkeypatch):
+    """A StrEnum (every hotspot document's `format`) is written as its text, as json does, by
+    the fast walk itself: json's slower walk is not called."""
+    value = {"format": Shade.DARK, "rows": [Shade.DARK, {"k": Shade.DARK}, (Shade.DARK,)]}
+    expected = json.dumps(value, indent=2, allow_nan=False) + "\n"
+    monkeypatch.setattr(atomic.json, "dumps", None)  # any call of it fails
+    assert atomic.json_text(value) == expected

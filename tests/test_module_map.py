@@ -45,7 +45,6 @@ COVERED_BY: dict[str, tuple[str, str]] = {
     "kerneltrace.analysis.waves.consistency": ("test_waves_analysis.py",
                                                "listed vs present files and code.json = Σ waves"),
     "kerneltrace.analysis.waves.rows": ("test_waves_analysis.py", "row references in the waves object"),
-    "kerneltrace.analysis.waves.states": ("test_waves_analysis.py", "states, per_wave and timing fields"),
     "kerneltrace.arch": ("test_arch.py", "package docstring only"),
     "kerneltrace.compare": ("test_compare.py", "package docstring only"),
     "kerneltrace.compare.launch": ("test_compare.py", "launch-based kernel time in compare documents"),

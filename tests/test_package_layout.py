@@ -32,6 +32,10 @@ RULE_FILES = sorted((REPO / "workflow" / "rules").glob("*.smk"))
 FOOTER = '''if __name__ == "__main__":
     sys.exit(run_cli(main))
 '''
+# the hotspot CLI ends without the interpreter's teardown (kerneltrace.errors.exit_cli)
+FAST_FOOTERS = {"hotspot_analyzer.py": '''if __name__ == "__main__":
+    exit_cli(run_cli(main))  # sys.exit without the teardown (40-60 ms after --waves)
+'''}
 # import name -> conda package (only where they differ)
 CONDA_NAMES = {"yaml": "pyyaml", "simdjson": "pysimdjson"}
 
@@ -57,7 +61,7 @@ def test_every_script_has_main_and_the_cli_footer_only():
     for script in SCRIPTS:
         text = script.read_text()
         assert "main" in _functions(script), script.name
-        assert text.endswith(FOOTER), script.name
+        assert text.endswith(FAST_FOOTERS.get(script.name, FOOTER)), script.name
         assert "globals()" not in text, f"{script.name}: a second entry point besides main(argv)"
 
 

@@ -223,6 +223,7 @@ ALLOWED = {  # non-judgement numbers, each with its reason
     ("kerneltrace/analysis/l2/metrics.py", 2.0),  # 2**53: the largest exact float count
     ("kerneltrace/analysis/waves/peers.py", 0.5),  # bucket centre (log histogram) and p50
     ("kerneltrace/analysis/waves/peers.py", 0.9),  # the p90 percentile the document reports
+    ("kerneltrace/analysis/waves/states.py", 0.5),  # where np.percentile's lerp changes formula
     ("kerneltrace/compare/values.py", 1e30),  # MAX_MAGNITUDE: a bound on plausible values
     ("kerneltrace/compare/gate.py", 100.0),  # "5%" → 0.05: a percentage conversion
     # the table's structure.dominant_line_share, written on the text CLI's start-up path (no

@@ -230,3 +230,23 @@ def test_long_waitcnt_skeletons_are_counted_like_short_ones():
     assert lengths == {True, False}  # both ways were taken
     irregular = skeleton([3] * 2000).replace(b"[,],[,]]]", b"[,],[,],]]", 1)  # a number after a pair
     assert simd.waitcnt_pairs(irregular, 0) is None
+
+
+def test_the_possessive_waitcnt_pattern_matches_as_the_plain_one():
+    """The possessive pattern accepts, refuses and ends exactly where the plain one does."""
+    import random
+    import re
+
+    from kerneltrace.readers.wavefile import simd
+
+    plain = re.compile(
+        rb"\[(?:\[,\[(?:\[,\](?:,\[,\])*)?\]\](?:,\[,\[(?:\[,\](?:,\[,\])*)?\]\])*)?\]")
+    rng = random.Random(24)
+    pieces = [b"[", b"]", b",", b"[,]", b"[,[", b"]]", b",[,]", b",[,["]
+    for _ in range(20000):
+        text = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        for at in range(min(len(text), 3) + 1):
+            a, b = plain.match(text, at), simd._WAITCNT_SKELETON.match(text, at)
+            assert (a and a.end()) == (b and b.end()), (text, at)
+    regular = b"[" + b",".join(b"[,[" + b",".join([b"[,]"] * n) + b"]]" for n in (0, 3, 1)) + b"]"
+    assert simd._WAITCNT_SKELETON.match(regular).end() == len(regular)

@@ -202,3 +202,14 @@ def test_a_failing_first_half_ends_the_child_and_raises(gemm, forked, monkeypatc
     monkeypatch.setattr(stream, "stream", failing)
     with pytest.raises(RuntimeError, match="simulated"):
         waves_of(gemm, 2)
+
+
+def test_a_child_that_dies_without_a_word_is_redone_here(gemm, forked, monkeypatch):
+    """The child ends before sending anything (killed, out of memory): the pipe's end of file
+    reads as a failure and that half is streamed here."""
+    import os
+
+    one = waves_of(gemm, 1)
+    monkeypatch.setattr(stream, "_child", lambda *args: os._exit(3))
+    assert waves_of(gemm, 2) == one
+    assert forked == ["merged"]

@@ -18,8 +18,11 @@ resident before the trace began shows only its end, one still resident at the en
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from itertools import accumulate, compress, repeat
+from operator import add, and_, eq, gt, lshift, mul, or_, rshift, sub
 
 from kerneltrace.thresholds import DEFAULT_LAUNCH_BOUND, LaunchBoundThresholds
 
@@ -39,29 +42,72 @@ class EngineUsage:
     busy_cycles: list[int]  # per busy CU, longest first: cycles with one of its waves resident
 
 
-def _busy_cycles(events: list[tuple[int, int]], first: int, last: int) -> int:
-    """Cycles with at least one wave resident, from one CU's (time, is_start) events."""
-    events.sort()  # ends (0) before starts (1) at one time: a wave replaced at once leaves no gap
-    depth = lowest = 0
-    for _, start in events:
-        depth += 1 if start else -1
-        lowest = min(lowest, depth)
-    depth, since, busy = -lowest, first, 0  # waves resident before the trace: from its start
-    for time, start in events:
-        if start:
-            if depth == 0:
-                since = time
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
-                busy += time - since
-    return busy + (last - since if depth > 0 else 0)
+def _busy_cycles(keys: list[int], first: int, last: int) -> int:
+    """Cycles with at least one wave resident, from one CU's events as sort keys (time × 2 +
+    is_start: ends before starts at one time, so a wave replaced at once leaves no gap).
+
+    Waves resident before the trace (more ends than starts so far) count from `first`, waves
+    still resident at the end until `last`: the sum of the gaps between consecutive events
+    with a wave resident (integers, so the sum is exact in any order)."""
+    keys.sort()
+    # +1 a start, -1 an end, and the waves resident after each event (C-level passes)
+    resident = list(accumulate(map(sub, map(mul, map(and_, keys, repeat(1)), repeat(2)), repeat(1))))
+    base = -min(0, min(resident))  # waves resident when the trace began
+    times = list(map(rshift, keys, repeat(1)))
+    busy = times[0] - first if base > 0 else 0
+    # each gap to the next event, where a wave is resident after this one
+    busy += sum(compress(map(sub, times[1:], times), map(gt, resident, repeat(-base))))
+    return busy + (last - times[-1] if resident[-1] + base > 0 else 0)
+
+
+_CU_SHIFT = 62  # a (cu, key) pair packed as cu << _CU_SHIFT | key, when both fit
+
+
+def _group_by_cu(cus: dict[int, list[int]], cu_of: Sequence[int], keys: list[int]) -> None:
+    """Append each event's key to its CU's list in `cus` (CUs in ascending order). Usually one
+    sort of packed (cu, key) ints and a slice per CU; a pass per CU when they do not fit."""
+    cu_ids = sorted(set(cu_of))
+    if cu_ids[0] >= 0 and cu_ids[-1] < 1 << 30 and min(keys) >= 0 and max(keys) < 1 << _CU_SHIFT:
+        packed = sorted(map(or_, map(lshift, cu_of, repeat(_CU_SHIFT)), keys))
+        for cu in cu_ids:
+            base = cu << _CU_SHIFT
+            low, high = bisect_left(packed, base), bisect_left(packed, base + (1 << _CU_SHIFT))
+            cus.setdefault(cu, []).extend(map(sub, packed[low:high], repeat(base)))
+        return
+    for cu in cu_ids:
+        cus.setdefault(cu, []).extend(compress(keys, map(eq, cu_of, repeat(cu))))
+
+
+class EventColumns:
+    """One SE's events read and checked elsewhere (every row 6 or more plain ints; the --waves
+    run's pysimdjson path, analysis.waves.occupancy): its time, cu, is_start and kernel_id
+    columns, which observed_usage takes in place of the SE's list of events."""
+
+    def __init__(self, times: list[int], cus: list[int], starts: list[int], kernels: list[int]) -> None:
+        self.columns = (times, cus, starts, kernels)
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+
+def _plain_columns(events: list) -> tuple[tuple[int, ...], ...] | None:
+    """The time, cu, is_start and kernel_id columns of the events when every event is a list
+    of 6 or more fields and those four are plain ints (what json.loads gives for a regular
+    occupancy.json), by C-level passes (a check per event in Python was ~80 ms on a 65 536-event
+    file); None otherwise (the caller checks each event)."""
+    if set(map(type, events)) != {list} or min(map(len, events)) < 6:
+        return None
+    columns = list(zip(*events, strict=False))  # rows of 6 or more: the first 6 columns whole
+    picked = (columns[0], columns[1], columns[4], columns[5])
+    if any(set(map(type, column)) != {int} for column in picked):
+        return None
+    return picked
 
 
 def observed_usage(document: object, kernel_names: Sequence[str]) -> dict | None:
     """The `cu_usage` facts of the kernel named one of `kernel_names` (None when occupancy.json
-    has no decodable events of it: legacy packed events, no id named so, malformed rows)."""
+    has no decodable events of it: legacy packed events, no id named so, malformed rows).
+    `document`: occupancy.json as json.loads gives it, or with SE lists as EventColumns."""
     if not isinstance(document, Mapping):
         return None
     names = {name for name in kernel_names if name}
@@ -71,32 +117,47 @@ def observed_usage(document: object, kernel_names: Sequence[str]) -> dict | None
         if isinstance(dispatches, Mapping) else set()
     if not ids:
         return None
-    per_engine: dict[int, dict[int, list[tuple[int, int]]]] = {}
+    per_engine: dict[int, dict[int, list[int]]] = {}  # SE -> CU -> events as _busy_cycles keys
     seen: set[int] = set()
     for key, events in document.items():
-        if not (isinstance(key, str) and key.isascii() and key.isdigit() and isinstance(events, list)):
+        checked = isinstance(events, EventColumns)
+        if not (isinstance(key, str) and key.isascii() and key.isdigit()
+                and (checked or isinstance(events, list))):
             continue
         cus = per_engine.setdefault(int(key), {})
-        for event in events:
-            if not isinstance(event, list) or len(event) < 6:
-                return None  # legacy packed 64-bit events or a malformed row
-            time, cu, start, kernel = event[0], event[1], event[4], event[5]
-            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (time, cu, start, kernel)):
-                return None
-            if kernel in ids:
-                seen.add(kernel)
-                cus.setdefault(cu, []).append((time, 1 if start else 0))
+        if not events:
+            continue
+        columns = events.columns if checked else _plain_columns(events)
+        if columns is None:  # something unusual: each event checked in turn
+            for event in events:
+                if not isinstance(event, list) or len(event) < 6:
+                    return None  # legacy packed 64-bit events or a malformed row
+                if not all(isinstance(v, int) and not isinstance(v, bool)
+                           for v in (event[0], event[1], event[4], event[5])):
+                    return None
+            columns = tuple(zip(*((event[0], event[1], event[4], event[5]) for event in events), strict=True))
+        times, cu_of, starts, kernels = columns
+        kernel_ids = set(kernels) & ids
+        if not kernel_ids:
+            continue
+        seen |= kernel_ids
+        if len(kernel_ids) != len(set(kernels)):  # other kernels' events too: the kernel's only
+            mine = [kernel in ids for kernel in kernels]
+            times, cu_of, starts = (tuple(compress(c, mine)) for c in (times, cu_of, starts))
+        # one CU's events in any order: _busy_cycles sorts them, and the CUs' figures are sorted
+        keys = list(map(add, map(mul, times, repeat(2)), map(bool, starts)))
+        _group_by_cu(cus, cu_of, keys)
     if len(seen) != 1:  # none, or several launches of the kernel traced (not told apart here)
         return None
     engines = []
     for se, cus in sorted(per_engine.items()):
         if not cus:
             continue
-        times = [time for events in cus.values() for time, _ in events]
-        first, last = min(times), max(times)
-        busy = sorted((_busy_cycles(events, first, last) for events in cus.values()), reverse=True)
-        engines.append(EngineUsage(se, len(cus), sum(s for events in cus.values() for _, s in events),
-                                   last - first, busy))
+        first = min(min(keys) for keys in cus.values()) >> 1
+        last = max(max(keys) for keys in cus.values()) >> 1
+        busy = sorted((_busy_cycles(keys, first, last) for keys in cus.values()), reverse=True)
+        wave_starts = sum(key & 1 for keys in cus.values() for key in keys)
+        engines.append(EngineUsage(se, len(cus), wave_starts, last - first, busy))
     if not engines:
         return None
     return {"source": "occupancy.json", "kernel_id": seen.pop(),

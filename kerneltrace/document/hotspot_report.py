@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from kerneltrace import __version__
@@ -294,6 +295,18 @@ def run_analysis(
     return DispatchAnalysis(document, table, sources)
 
 
+# occupancy.json from this size on is read by pysimdjson for cu_usage when the run has not
+# loaded it (a --waves run has): below, json.loads costs less than the import (~3 ms)
+SIMD_OCCUPANCY_BYTES = 256 * 1024
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _cu_usage(directory: Path, document: dict) -> dict | None:
     """The kernel's use of the traced SEs' CUs from occupancy.json, read only when the launch
     facts may need it: no kernel-trace row, or one joined by kernel name alone (which the
@@ -301,14 +314,30 @@ def _cu_usage(directory: Path, document: dict) -> dict | None:
     metadata = document.get("metadata") or {}
     if metadata.get("kernel_trace") and metadata.get("kernel_trace_join") != "kernel_name":
         return None
+    import gc
+
     from kerneltrace.analysis.cu_usage import READ_LIMIT, observed_usage
     from kerneltrace.readers.regular import read_json
 
+    # occupancy.json's events are ~65 000 small lists: the collector's passes while they are
+    # built and read find nothing to free (no cycles) but scan them all (~50 ms of 150)
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        occupancy = read_json(directory / "occupancy.json", "occupancy.json", READ_LIMIT)
+        occupancy = None
+        path = directory / "occupancy.json"
+        if "simdjson" in sys.modules or _size(path) >= SIMD_OCCUPANCY_BYTES:
+            from kerneltrace.analysis.waves.occupancy import cu_usage_document
+
+            occupancy = cu_usage_document(path, READ_LIMIT)  # pysimdjson
+        if occupancy is None:  # not vouched for, small, or no pysimdjson: json.loads words it
+            occupancy = read_json(directory / "occupancy.json", "occupancy.json", READ_LIMIT)
+        return observed_usage(occupancy, [document.get("kernel"), document.get("kernel_symbol")])
     except InputError:  # absent, unreadable or larger than a fact this cheap is worth
         return None
-    return observed_usage(occupancy, [document.get("kernel"), document.get("kernel_symbol")])
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _dispatch_directory(given: str, kernel_trace_csv: Path | None, agent_info_csv: Path | None) -> Path:

