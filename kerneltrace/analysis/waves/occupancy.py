@@ -115,14 +115,6 @@ class _Rows:
         return self._values[index::self._width].tolist()
 
 
-def _plain(simdjson: Any, value: Any) -> Any:
-    if isinstance(value, simdjson.Object):
-        return value.as_dict()
-    if isinstance(value, simdjson.Array):
-        return value.as_list()
-    return value
-
-
 def _flat(simdjson: Any, value: Any) -> bool:
     """True for a scalar, or an object or array whose values are all scalars."""
     if isinstance(value, simdjson.Object):
@@ -165,7 +157,12 @@ def _simd_document(path: Path, others: bool = False,
     they hold scalars or flat objects and arrays: the skeleton is then certified up to them;
     `others`: their values are in the result too (plain Python).
     """
-    from kerneltrace.readers.wavefile.simd import DIGITS_AND_WHITESPACE, rows_skeleton, simd_reader
+    from kerneltrace.readers.wavefile.simd import (
+        DIGITS_AND_WHITESPACE,
+        plain_value,
+        rows_skeleton,
+        simd_reader,
+    )
 
     reader = simd_reader()
     if reader is None:
@@ -200,7 +197,7 @@ def _simd_document(path: Path, others: bool = False,
             found[key] = _Rows(values, count, width)
         if others:  # flat values (certified above): what json.loads gives for them
             for key in keys[se_keys:]:
-                found[key] = _plain(reader.module, document.get(key))
+                found[key] = plain_value(reader.module, document.get(key))
         skeleton[-1:] = [b"}"] if se_keys else [b"{}"]
         expected = b"".join(skeleton)
         translated = data.translate(None, DIGITS_AND_WHITESPACE)

@@ -234,7 +234,8 @@ def finish_batch(batch: list[Certified]) -> list[WaveFile | None]:
     return result
 
 
-def _plain(simdjson: Any, value: Any) -> Any:
+def plain_value(simdjson: Any, value: Any) -> Any:
+    """A pysimdjson value as plain Python (objects and arrays converted, scalars as they are)."""
     if isinstance(value, simdjson.Object):
         return value.as_dict()
     if isinstance(value, simdjson.Array):
@@ -252,8 +253,8 @@ def _plain_document(simdjson: Any, document: Any, wave: Any) -> dict[str, Any] |
     # json.loads keeps the last of duplicated keys; rather than mimic that, defer
     if len(set(top_keys)) != len(top_keys) or len(set(wave_keys)) != len(wave_keys):
         return None
-    plain = {key: _plain(simdjson, document.get(key)) for key in top_keys if key != "wave"}
-    plain["wave"] = {key: _plain(simdjson, wave.get(key)) for key in wave_keys
+    plain = {key: plain_value(simdjson, document.get(key)) for key in top_keys if key != "wave"}
+    plain["wave"] = {key: plain_value(simdjson, wave.get(key)) for key in wave_keys
                      if key not in _ARRAY_NAMES}
     return plain
 
