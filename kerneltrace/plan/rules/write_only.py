@@ -62,8 +62,9 @@ def write_only_kernel(ctx: PlanContext) -> list[Finding]:
     low, high = ctx.thresholds.of(WriteOnlyThresholds).removable
     return [ctx.finding(
         RULE_WRITE_ONLY, 0.0, id=RULE_WRITE_ONLY, priority="HIGH", scope="kernel", effort="medium",
-        title=(f"Write-only kernel: {len(stores)} executed store instruction(s) and no load, a "
-               "fill, memset or index generator: first check whether it needs to run"),
+        title=(f"Write-only kernel: {len(stores)} executed store"
+               f"{'' if len(stores) == 1 else 's'} and no load, a fill, memset or index "
+               "generator: first check whether it needs to run"),
         estimated_gain=Gain(low, high, "not running a kernel saves all of its time; "
                             f"{low:.0%} when its values must move into their consumer instead "
                             "(hypothesis: whether the buffer needs initialising is the caller's "
