@@ -144,7 +144,8 @@ def restatements_last(findings: list[Finding], ctx: PlanContext) -> list[Finding
              and gains.lever(f, ctx) == "sync"]
     if not again:
         return findings
-    rest = [f for f in findings if f not in again]
+    moved = {id(f) for f in again}
+    rest = [f for f in findings if id(f) not in moved]
     last_ranked = max((k for k, f in enumerate(rest) if f.ranked), default=-1)
     return rest[:last_ranked + 1] + again + rest[last_ranked + 1:]
 

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kerneltrace.isa.classify import BARRIER, SMEM, VMEM_LOAD, VMEM_STORE, VMEM_WAIT
+from kerneltrace.isa.classify import BARRIER, VMEM_LOAD, VMEM_STORE, VMEM_WAIT
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.findings import Finding, Gain
 from kerneltrace.plan.spec import FindingKind, plan_rule
-from kerneltrace.plan.verdict import cost_cycles
+from kerneltrace.plan.verdict import SETUP_TYPES, cost_cycles
 from kerneltrace.thresholds import heuristic
 
 RULE_BEFORE = "PHASE-before-hot-loop"
 RULE_AFTER = "PHASE-after-hot-loop"
-# a kernel-argument round trip's rows: the scalar loads and the waits that drain only them
-SETUP_ROW_TYPES = frozenset({SMEM, "LDS/SMEM-wait"})
 
 
 @dataclass(frozen=True)
@@ -43,21 +41,21 @@ def _phase(ctx: PlanContext, before: bool, first: int, last: int) -> list[dict]:
     """The executed rows before (or after) the hot loop, kernel-argument round trips left out."""
     return [ins for ins in ctx.program_order
             if (ins["index"] < first if before else ins["index"] > last)
-            and (ins.get("hits") or 0) > 0 and ins.get("type") not in SETUP_ROW_TYPES]
+            and (ins.get("hits") or 0) > 0 and ins.get("type") not in SETUP_TYPES]
 
 
 def _contents(rows: list[dict]) -> str:
     """What a phase holds, by the share of its time: its memory waits, loads, stores, the rest."""
     total = sum(cost_cycles(ins) for ins in rows) or 1
-    parts = []
-    for label, types in (("waits for vector memory", {VMEM_WAIT}), ("vector loads", {VMEM_LOAD}),
-                         ("stores", {VMEM_STORE}), ("barriers", {BARRIER})):
-        chosen = [ins for ins in rows if ins.get("type") in types]
+    parts, counted = [], 0
+    for label, kind in (("waits for vector memory", VMEM_WAIT), ("vector loads", VMEM_LOAD),
+                        ("stores", VMEM_STORE), ("barriers", BARRIER)):
+        chosen = [ins for ins in rows if ins.get("type") == kind]
         if chosen:
-            parts.append(f"{len(chosen)} {label} ({sum(cost_cycles(i) for i in chosen) / total:.0%})")
-    rest = 1 - sum(cost_cycles(ins) for ins in rows
-                   if ins.get("type") in {VMEM_WAIT, VMEM_LOAD, VMEM_STORE, BARRIER}) / total
-    return ", ".join(parts + [f"other instructions {rest:.0%}"]) + " of its time"
+            cost = sum(cost_cycles(ins) for ins in chosen)
+            counted += cost
+            parts.append(f"{len(chosen)} {label} ({cost / total:.0%})")
+    return ", ".join(parts + [f"other instructions {1 - counted / total:.0%}"]) + " of its time"
 
 
 def _in_tile_loop(flow: dict, hot: dict) -> bool:
