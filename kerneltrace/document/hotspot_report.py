@@ -331,7 +331,7 @@ def _cu_usage(directory: Path, document: dict) -> dict | None:
 
             occupancy = cu_usage_document(path, READ_LIMIT)  # pysimdjson
         if occupancy is None:  # not vouched for, small, or no pysimdjson: json.loads words it
-            occupancy = read_json(directory / "occupancy.json", "occupancy.json", READ_LIMIT)
+            occupancy = read_json(path, "occupancy.json", READ_LIMIT)
         return observed_usage(occupancy, [document.get("kernel"), document.get("kernel_symbol")])
     except InputError:  # absent, unreadable or larger than a fact this cheap is worth
         return None
