@@ -24,8 +24,11 @@ def _finding(rule: str, rows: list[int], high: float, scope: str = "line"):
                         evidence=[Evidence(None, row) for row in rows])
 
 
-def _ordered(findings):
-    return [f.id for f in restatements_last(findings, PlanContext(hotspot_doc(PROGRAM)))]
+def _ordered(findings, barrier_caused: bool | None = None):
+    ctx = PlanContext(hotspot_doc(PROGRAM))
+    if barrier_caused is not None:  # what the verdict facts say of the barrier stall
+        ctx.__dict__["barrier_caused"] = barrier_caused
+    return [f.id for f in restatements_last(findings, ctx)]
 
 
 def test_a_barrier_region_after_its_cause_follows_the_distinct_changes():
@@ -41,3 +44,11 @@ def test_without_a_cause_finding_the_order_stays():
     region = _finding("REGION-hotspot", [1, 2], 0.06)
     burst = _finding("P2-vmem-queue-burst", [0], 0.02)
     assert _ordered([barrier, region, burst]) == [barrier.id, region.id, burst.id]
+
+
+def test_a_barrier_line_the_waits_before_it_explain_follows_them():
+    # no barrier finding names the cause, but the verdict's facts do (code.json's segments)
+    barrier = _finding("LINE-hotspot", [2, 3], 0.14)  # barrier 3000 + its wait 900: barrier stall
+    wait = _finding("LINE-hotspot", [3, 0], 0.12)
+    assert _ordered([barrier, wait], barrier_caused=True) == [wait.id, barrier.id]
+    assert _ordered([barrier, wait], barrier_caused=False) == [barrier.id, wait.id]

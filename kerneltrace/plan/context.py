@@ -95,6 +95,16 @@ class PlanContext:
         return without_occupancy_advice(verdict, self.hotspots)
 
     @cached_property
+    def barrier_caused(self) -> bool:
+        """Whether the barrier stall is explained by the waits before the barriers (verdict
+        Facts.barrier_caused: the straggler's waits, else code.json's segments, or a ping-pong
+        partner's memory phase): its barrier rows are then a symptom."""
+        from kerneltrace.plan.verdict import Facts
+
+        return Facts(self.hotspots, self.l2_metrics or None,
+                     self.thresholds.of(VerdictThresholds)).barrier_caused
+
+    @cached_property
     def coverage(self):
         """The judged trace coverage (kerneltrace.plan.coverage), or None."""
         from kerneltrace.plan.coverage import judged

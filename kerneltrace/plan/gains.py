@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from kerneltrace.analysis.issue_mix import row_stall
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.coverage import gain_factors
 from kerneltrace.plan.findings import PRIORITIES, Finding, Gain
@@ -189,14 +190,19 @@ def lever(finding: Finding, ctx: PlanContext) -> str:
     return "compute" if types & {"MFMA", "VALU"} else "line"
 
 
-def mfma_stall_only(finding: Finding, ctx: PlanContext) -> bool:
-    """A line or region finding whose cited stall is mostly on MFMA rows."""
+def stall_mostly(finding: Finding, ctx: PlanContext, kind: str) -> bool:
+    """A line or region finding whose cited stall (the stall column, else latency beyond issue)
+    is mostly on rows of instruction type `kind`."""
     if spec_for(finding.rule).lever not in ("line", "region"):
         return False
     cited = _cited(finding, ctx)
-    stall = sum(ins.get("stall_cycles") or 0 for ins in cited)
-    mfma = sum(ins.get("stall_cycles") or 0 for ins in cited if ins.get("type") == "MFMA")
-    return stall > 0 and mfma * 2 >= stall
+    stall = sum(map(row_stall, cited))
+    return stall > 0 and 2 * sum(row_stall(ins) for ins in cited if ins.get("type") == kind) >= stall
+
+
+def mfma_stall_only(finding: Finding, ctx: PlanContext) -> bool:
+    """A line or region finding whose cited stall is mostly on MFMA rows."""
+    return stall_mostly(finding, ctx, "MFMA")
 
 
 def _cap(priority: str, cap: str) -> str:

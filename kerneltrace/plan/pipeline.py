@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from kerneltrace.isa.classify import BARRIER
 from kerneltrace.plan import gains
 from kerneltrace.plan.context import PlanContext
 from kerneltrace.plan.dependencies import check_dependencies
@@ -136,12 +137,16 @@ BARRIER_CAUSES = frozenset({RULE_PING_PONG, RULE_STRAGGLER_WAITS})
 def restatements_last(findings: list[Finding], ctx: PlanContext) -> list[Finding]:
     """Line and region findings on barrier stall below a finding that names the barrier waits'
     cause say that cause again for a part of the same waits (barrier_remedy gives them its fix):
-    they follow every distinct ranked change, so the second slot is a second change."""
+    they follow every distinct ranked change, so the second slot is a second change. When the
+    waits before the barriers explain the barrier stall without such a finding (code.json's
+    segments, `PlanContext.barrier_caused`), every barrier line is the symptom and follows the
+    waits that cause it (issue 21.4: causes before symptoms)."""
     cause = next((k for k, f in enumerate(findings) if f.ranked and f.rule in BARRIER_CAUSES), None)
+    if cause is None and ctx.barrier_caused:
+        cause = -1
     if cause is None:
         return findings
-    again = [f for f in findings[cause + 1:] if f.ranked and f.rule in ("LINE-hotspot", "REGION-hotspot")
-             and gains.lever(f, ctx) == "sync"]
+    again = [f for f in findings[cause + 1:] if f.ranked and gains.stall_mostly(f, ctx, BARRIER)]
     if not again:
         return findings
     moved = {id(f) for f in again}
